@@ -1,0 +1,126 @@
+"""The ``pibench`` command line: run, report, list, data fetch."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+DEFAULT_RESULTS = "results"
+
+
+def _run(args: argparse.Namespace) -> int:
+    from benchmarks.runner import run_tasks
+    from benchmarks.suite import build_tasks, load_suite
+
+    suite = load_suite(args.suite, quick=args.quick)
+    tasks = build_tasks(suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds)
+    print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
+    report = run_tasks(tasks, args.results_dir, n_jobs=args.jobs, data_dir=args.data_dir,
+                       threads=args.threads, progress=not args.no_progress)
+    print(f"ran {len(report.executed)}, skipped {report.skipped} already finished; summary: {report.summary_path}")
+    for record in report.failed:
+        print(f"FAILED {record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}: "
+              f"{record['error']}", file=sys.stderr)
+    _print_table(args.results_dir)
+    return 1 if report.failed else 0
+
+
+def _print_table(results_dir: str) -> None:
+    from benchmarks.store import ResultsStore
+    from reports.summary import markdown_table, summary_frame
+
+    print(markdown_table(summary_frame(ResultsStore(results_dir).records())))
+
+
+def _report(args: argparse.Namespace) -> int:
+    from benchmarks.store import ResultsStore
+    from reports.summary import markdown_table, summary_frame, write_summary
+
+    records = ResultsStore(args.results_dir).records()
+    if not records:
+        print(f"no results under {args.results_dir}; run `pibench run --results-dir {args.results_dir}` first.",
+              file=sys.stderr)
+        return 1
+    csv_path = write_summary(records, args.results_dir)
+    table = markdown_table(summary_frame(records))
+    md_path = Path(args.results_dir) / "summary.md"
+    md_path.write_text(table)
+    print(table)
+    print(f"wrote {csv_path} and {md_path}")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from benchmarks.suite import builtin_suites, load_suite
+    from data_loaders.registry import DATASETS
+    from methods.base import available_methods
+
+    print("methods:")
+    for name, cls in available_methods().items():
+        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        print(f"  {name:<16} [{cls.shape}] {doc}")
+    print("datasets:")
+    for name, entry in DATASETS.items():
+        print(f"  {name:<16} [{entry.shape}] {entry.description}")
+    print("suites:")
+    for name in sorted(builtin_suites()):
+        print(f"  {name:<16} {load_suite(name).get('description', '')}")
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from data_loaders.fetch import fetch
+
+    path = fetch(args.name, args.data_dir, force=args.force)
+    print(f"{args.name}: {path}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pibench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run a suite (default: built-in synthetic data, no download)")
+    run.add_argument("--suite", default=None, help="built-in suite name or TOML file (default: 'default')")
+    run.add_argument("--methods", nargs="+", help="keep only these methods (names from `pibench list`)")
+    run.add_argument("--datasets", nargs="+", help="keep only these datasets; csv:PATH:TARGET adds your own")
+    run.add_argument("--seeds", nargs="+", type=int, help="replicate seeds (default: the suite's)")
+    run.add_argument("-j", "--jobs", type=int, default=1, help="parallel workers (joblib; -1 = all cores)")
+    run.add_argument("--threads", type=int, default=1, help="BLAS/torch threads per task (default 1)")
+    run.add_argument("--results-dir", default=DEFAULT_RESULTS, help=f"where results go (default ./{DEFAULT_RESULTS})")
+    run.add_argument("--data-dir", default=None, help="data folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
+    run.add_argument("--quick", action="store_true", help="the suite's quick variant (minutes)")
+    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run.set_defaults(func=_run)
+
+    report = sub.add_parser("report", help="summary table (markdown + CSV) from stored results")
+    report.add_argument("--results-dir", default=DEFAULT_RESULTS)
+    report.set_defaults(func=_report)
+
+    lst = sub.add_parser("list", help="list methods, datasets and suites")
+    lst.set_defaults(func=_list)
+
+    data = sub.add_parser("data", help="dataset files")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    fetch = data_sub.add_parser("fetch", help="download a public dataset and verify its checksum")
+    fetch.add_argument("name", help="dataset key, e.g. fesp")
+    fetch.add_argument("--data-dir", default=None, help="target folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
+    fetch.add_argument("--force", action="store_true", help="download again even if the file is present")
+    fetch.set_defaults(func=_fetch)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "jobs", 1) == 0:
+        args.jobs = 1
+    try:
+        return args.func(args)
+    except ValueError as exc:  # user errors: one clear line, no traceback
+        print(f"pibench: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

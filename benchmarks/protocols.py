@@ -1,0 +1,112 @@
+"""Evaluation protocols (SPEC §2): offline, online sliding window, and sets.
+
+Each protocol drives an :class:`~methods.base.IntervalMethod` through its
+contract and returns the per-step predictions plus fit / predict wall times.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from data_loaders.problems import SeriesProblem, SetProblem
+from methods.base import Interval, IntervalMethod
+
+
+@dataclass
+class ProtocolOutput:
+    """Test targets and intervals, (n_test, G) for series or (n, H) for sets."""
+
+    y: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    point: np.ndarray
+    fit_seconds: float
+    predict_seconds: float
+    n_fits: int
+
+
+def _check_shape(method: IntervalMethod, shape: str, problem_name: str) -> None:
+    if method.shape != shape:
+        raise ValueError(
+            f"method {method.name!r} handles {method.shape} problems, but dataset "
+            f"{problem_name!r} is a {shape} problem; pick a {shape} method (see `pibench list`)."
+        )
+
+
+def run_series(
+    problem: SeriesProblem,
+    method: IntervalMethod,
+    *,
+    kind: str = "online",
+    window: int | None = None,
+    retrain_every: int = 1,
+    test_steps: int | None = None,
+) -> ProtocolOutput:
+    """Offline (fit once) or online (refit every ``retrain_every`` steps on the last ``window``).
+
+    At each test step t the method predicts the interval for X_t from data up to
+    t - 1, then sees y_t through ``update``. Offline fits once on the ``window``
+    steps before the test span (default: the whole training span).
+    """
+    _check_shape(method, "series", problem.name)
+    if kind not in ("online", "offline"):
+        raise ValueError(f"protocol kind={kind!r}; use 'online' or 'offline'.")
+    window = problem.test_start if window is None else int(window)
+    if not 0 < window <= problem.test_start:
+        raise ValueError(
+            f"window={window} must be between 1 and the {problem.test_start} training steps of "
+            f"{problem.name!r}; the series is too short for this window (shorten the window or "
+            "lengthen the training span)."
+        )
+    if retrain_every < 1:
+        raise ValueError(f"retrain_every={retrain_every} must be >= 1 (1 refits at every step, as in the paper).")
+    stop = problem.n_steps if test_steps is None else min(problem.n_steps, problem.test_start + int(test_steps))
+    if stop <= problem.test_start:
+        raise ValueError(f"test_steps={test_steps} leaves no test step; use a positive number.")
+
+    fit_s = predict_s = 0.0
+    n_fits = 0
+    intervals: list[Interval] = []
+    for t in range(problem.test_start, stop):
+        step = t - problem.test_start
+        if step == 0 or (kind == "online" and step % retrain_every == 0):
+            tic = time.perf_counter()
+            data = problem.window(t - window, t)
+            method.fit(data) if step == 0 else method.refit(data)
+            fit_s += time.perf_counter() - tic
+            n_fits += 1
+        tic = time.perf_counter()
+        intervals.append(method.predict_interval(problem.X[t : t + 1]))
+        method.update(problem.y[t : t + 1])
+        predict_s += time.perf_counter() - tic
+
+    def stack(attr: str) -> np.ndarray:
+        return np.concatenate([getattr(iv, attr) for iv in intervals])
+
+    return ProtocolOutput(
+        y=problem.y[problem.test_start : stop], lower=stack("lower"), upper=stack("upper"),
+        point=stack("point"), fit_seconds=fit_s, predict_seconds=predict_s, n_fits=n_fits,
+    )
+
+
+def run_set(problem: SetProblem, method: IntervalMethod) -> ProtocolOutput:
+    """Fit on train (and calibration), predict every test sequence (SPEC §2)."""
+    _check_shape(method, "set", problem.name)
+    tic = time.perf_counter()
+    method.fit(problem.train, problem.calibration)
+    fit_s = time.perf_counter() - tic
+    tic = time.perf_counter()
+    iv = method.predict_interval(problem.test.x)
+    predict_s = time.perf_counter() - tic
+    if iv.lower.shape != problem.test.y.shape:
+        raise ValueError(
+            f"method {method.name!r} returned intervals of shape {iv.lower.shape} for test targets "
+            f"of shape {problem.test.y.shape}."
+        )
+    return ProtocolOutput(
+        y=problem.test.y, lower=iv.lower, upper=iv.upper, point=iv.point,
+        fit_seconds=fit_s, predict_seconds=predict_s, n_fits=1,
+    )

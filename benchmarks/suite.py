@@ -1,0 +1,182 @@
+"""Declarative suites (TOML in ``benchmarks/suites/``) expanded into tasks.
+
+A suite file::
+
+    name = "default"
+    description = "..."
+    alpha = 0.1
+    seeds = [0]
+    protocol = { kind = "online", window = 500, retrain_every = 50 }
+
+    [[datasets]]
+    name = "ar"                       # a registered dataset, or "csv"
+    params = { n_test = 2000 }
+    protocol = { window = 400 }       # optional, merged over the suite's
+    quick = { params = { n_test = 300 } }
+
+    [[methods]]
+    name = "aci"
+    params = { epochs = 100 }
+    grid = { gamma = [0.0, 0.01] }    # one task per value, setting "gamma=0.01"
+    quick = { params = { epochs = 20 } }
+
+    [quick]                           # suite-level overrides for --quick
+    seeds = [0]
+
+Tasks = datasets x methods x grid points x seeds, each a plain JSON-able config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg
+from data_loaders.validation import check_alpha
+from methods.base import get_method
+
+DEFAULT_SUITE = "default"
+
+
+def _merge(base: dict, override: dict) -> dict:
+    """Recursive dict merge: override's values win, nested tables merge."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = _merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def stable_hash(obj) -> str:
+    """sha256 of the canonical JSON of ``obj`` (stable across runs, machines and workers)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def derive_seed(*parts) -> int:
+    """A 31-bit seed from a stable hash of ``parts``."""
+    return int(stable_hash(list(parts))[:8], 16) & 0x7FFFFFFF
+
+
+@dataclass(frozen=True)
+class Task:
+    """One (dataset, method, params, seed) run; ``config`` is everything that defines it."""
+
+    config: dict = field(hash=False)
+
+    @property
+    def task_id(self) -> str:
+        return stable_hash(self.config)[:20]
+
+    @property
+    def data_seed(self) -> int:
+        """Shared by every method on the same dataset and replicate, so they see the same data."""
+        return derive_seed("data", self.config["dataset"], self.config["seed"])
+
+    @property
+    def method_seed(self) -> int:
+        return derive_seed("method", self.config)
+
+    def label(self) -> str:
+        c = self.config
+        return f"{c['dataset']['label']} / {c['method']['name']} {c['setting']} / seed {c['seed']}"
+
+
+def builtin_suites() -> dict[str, Path]:
+    """Suite name -> TOML path for the suites shipped in ``benchmarks/suites``."""
+    folder = resources.files("benchmarks") / "suites"
+    return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".toml")}
+
+
+def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
+    """Read a suite by built-in name or file path, with its --quick overrides applied."""
+    name_or_path = name_or_path or DEFAULT_SUITE
+    suites = builtin_suites()
+    path = suites.get(name_or_path) or Path(name_or_path)
+    if not path.is_file():
+        raise ValueError(
+            f"unknown suite {name_or_path!r}: not a built-in suite ({', '.join(sorted(suites))}) "
+            "nor an existing TOML file."
+        )
+    with open(path, "rb") as fh:
+        suite = tomllib.load(fh)
+    suite.setdefault("name", path.stem)
+    for key in ("datasets", "methods"):
+        if not suite.get(key):
+            raise ValueError(f"suite {path}: needs at least one [[{key}]] entry.")
+    if quick:
+        suite = _merge(suite, suite.get("quick", {}))
+        for key in ("datasets", "methods"):
+            suite[key] = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
+    return suite
+
+
+def _grid_points(entry: dict) -> list[tuple[dict, str]]:
+    """(params, setting label) per point of the entry's grid."""
+    grid = entry.get("grid", {})
+    keys = sorted(grid)
+    points = []
+    for values in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+        point = dict(zip(keys, values))
+        label = entry.get("setting") or ",".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                                                 for k, v in point.items())
+        points.append(({**entry.get("params", {}), **point}, label or "default"))
+    return points
+
+
+def build_tasks(
+    suite: dict,
+    *,
+    methods: list[str] | None = None,
+    datasets: list[str] | None = None,
+    seeds: list[int] | None = None,
+) -> list[Task]:
+    """Expand a suite into tasks, optionally keeping only some methods / datasets / seeds.
+
+    A method or dataset named on the command line but absent from the suite is
+    added with default parameters (datasets get the suite's default protocol).
+    """
+    alpha = check_alpha(suite.get("alpha", 0.1))
+    method_entries = list(suite["methods"])
+    if methods:
+        for name in methods:
+            get_method(name)  # validates the name
+        known = {m["name"] for m in method_entries}
+        method_entries = [m for m in method_entries if m["name"] in methods]
+        method_entries += [{"name": n} for n in methods if n not in known]
+    dataset_entries = list(suite["datasets"])
+    if datasets:
+        parsed = [parse_dataset_arg(d) for d in datasets]
+        names = {d["name"] for d in dataset_entries}
+        dataset_entries = [d for d in dataset_entries if d["name"] in {n for n, p in parsed if not p}]
+        dataset_entries += [{"name": n, "params": p} for n, p in parsed if p or n not in names]
+    seeds = list(seeds if seeds is not None else suite.get("seeds", [0]))
+
+    tasks = []
+    for d in dataset_entries:
+        entry = check_dataset_name(d["name"])
+        protocol = _merge(suite.get("protocol", {}), d.get("protocol", {}))
+        if entry.shape == "set":
+            protocol = {"kind": "set"}
+        dataset = {"name": d["name"], "params": d.get("params", {}), "label": d.get("label", d["name"])}
+        for m in method_entries:
+            method_cls = get_method(m["name"])
+            if method_cls.shape != entry.shape:
+                continue  # a series method has nothing to do on a set dataset, and vice versa
+            for params, setting in _grid_points(m):
+                for seed in seeds:
+                    tasks.append(Task({
+                        "suite": suite["name"], "dataset": dataset, "protocol": protocol,
+                        "method": {"name": m["name"], "params": params}, "setting": setting,
+                        "alpha": alpha, "seed": int(seed),
+                    }))
+    if not tasks:
+        raise ValueError(
+            "the selection produced no task: check --methods/--datasets against the suite "
+            f"(datasets: {[d['name'] for d in suite['datasets']]}, methods: {[m['name'] for m in suite['methods']]}) "
+            f"and that series methods meet series datasets (available datasets: {', '.join(DATASETS)})."
+        )
+    return tasks

@@ -1,0 +1,52 @@
+"""French electricity spot prices (SPEC §1.1; Zaffran et al. 2022).
+
+Hourly file, 24 rows a day, reshaped to a panel of 24 daily series (one per hour
+of day): y (days, 24) and X (days, 24, 57) with the features ``hour``,
+``dow_0..6``, ``lag_24_0..23``, ``lag_168_0..23``, ``conso``. Training = days
+before 2019-01-01 (1,089), test = 2019 (365 days, 8,760 points).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+
+from data_loaders.paths import locate
+from data_loaders.problems import SeriesProblem
+
+FEATURES = (
+    ["hour"] + [f"dow_{k}" for k in range(7)] + [f"lag_24_{h}" for h in range(24)]
+    + [f"lag_168_{h}" for h in range(24)] + ["conso"]
+)
+TARGET = "Spot"
+
+
+def fesp_problem(
+    *,
+    data_dir: str | os.PathLike | None = None,
+    test_start: str = "2019-01-01",
+    test_days: int | None = None,
+) -> SeriesProblem:
+    """Load the prices as 24 hourly series; ``test_days`` keeps only the first test days."""
+    path = locate("fesp", data_dir)
+    frame = pd.read_csv(path)
+    missing = [c for c in ["Date", TARGET, *FEATURES] if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: missing columns {missing}; is this the Zaffran et al. prices file?")
+    dates = pd.to_datetime(frame["Date"])
+    if len(frame) % 24 or not (frame["hour"].to_numpy().reshape(-1, 24) == np.arange(24)).all():
+        raise ValueError(f"{path}: expected 24 consecutive hourly rows (hour 0..23) for every day.")
+    n_days = len(frame) // 24
+    y = frame[TARGET].to_numpy(float).reshape(n_days, 24)
+    X = frame[FEATURES].to_numpy(float).reshape(n_days, 24, len(FEATURES))
+    days = dates.to_numpy()[::24]
+    first_test = int(np.searchsorted(days, np.datetime64(pd.Timestamp(test_start))))
+    stop = n_days if test_days is None else min(n_days, first_test + int(test_days))
+    return SeriesProblem(
+        name="fesp", y=y[:stop], X=X[:stop], test_start=first_test,
+        time=np.datetime_as_string(days[:stop], unit="D"),
+        groups=tuple(f"h{h:02d}" for h in range(24)), feature_names=tuple(FEATURES),
+        metadata={"source": str(path)},
+    )

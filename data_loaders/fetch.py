@@ -1,0 +1,128 @@
+"""Download a dataset's public file into the data directory, checksum-verified.
+
+``fetch("fesp")`` streams the file to a temporary file next to its destination,
+checks its sha256 against :data:`data_loaders.paths.DATASET_FILES`, then moves it
+into place with :func:`os.replace`, so a partial or wrong download never sits at
+the destination.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from data_loaders.paths import DATA_ENV_VAR, get_data_file, resolve_data_dir
+
+CHUNK_SIZE = 1 << 16
+TIMEOUT_S = 60.0
+
+
+class FetchError(RuntimeError):
+    """A download failed (network / HTTP / disk); the message says how to get the file by hand."""
+
+
+def sha256_of(path: str | os.PathLike[str], chunk_size: int = CHUNK_SIZE) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(chunk_size):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _progress_bar(total: int | None, desc: str, enabled: bool):
+    if not (enabled and total):
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit="B", unit_scale=True, unit_divisor=1024, desc=desc)
+
+
+def fetch(
+    dataset_key: str,
+    data_dir: str | os.PathLike[str] | None = None,
+    *,
+    url: str | None = None,
+    sha256: str | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> Path:
+    """Download ``dataset_key``'s file to ``resolve_data_dir(data_dir)/<folder>/<filename>``.
+
+    ``url`` overrides the table's URL (e.g. a mirror); ``sha256`` overrides the
+    expected checksum. An existing file with the right checksum is returned as is
+    unless ``force``. Raises ValueError for datasets without a public URL or on a
+    checksum mismatch, :class:`FetchError` (a RuntimeError) on network errors.
+    """
+    df = get_data_file(dataset_key)
+    src = url if url is not None else df.url
+    if src is None:
+        raise ValueError(
+            f"dataset {dataset_key!r} has no public download. {df.instructions}"
+        )
+    expected = (sha256 if sha256 is not None else df.sha256)
+    expected = expected.lower() if expected else None
+
+    dest = resolve_data_dir(data_dir) / df.folder / df.filename
+    if dest.is_file() and not force:
+        if expected is None or sha256_of(dest) == expected:
+            return dest
+
+    manual = (
+        f"Download {src} by hand and save it as {dest} (or put it under any DIR as "
+        f"DIR/{df.folder}/{df.filename} and pass --data-dir DIR / set {DATA_ENV_VAR}=DIR)."
+    )
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise FetchError(f"cannot create {dest.parent}: {e}. {manual}") from e
+
+    tmp_fd, tmp_name = tempfile.mkstemp(
+        dir=dest.parent, prefix=f".{df.filename}.", suffix=".part"
+    )
+    tmp = Path(tmp_name)
+    try:
+        h = hashlib.sha256()
+        try:
+            with os.fdopen(tmp_fd, "wb") as out:
+                req = urllib.request.Request(src, headers={"User-Agent": "pibench-fetch"})
+                with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:
+                    length = resp.headers.get("Content-Length")
+                    total = int(length) if length and length.isdigit() else None
+                    bar = _progress_bar(total, df.filename, progress)
+                    try:
+                        while chunk := resp.read(CHUNK_SIZE):
+                            out.write(chunk)
+                            h.update(chunk)
+                            if bar is not None:
+                                bar.update(len(chunk))
+                    finally:
+                        if bar is not None:
+                            bar.close()
+        except urllib.error.HTTPError as e:
+            raise FetchError(
+                f"downloading {dataset_key} failed: HTTP {e.code} {e.reason} for {src}. {manual}"
+            ) from e
+        except (urllib.error.URLError, OSError) as e:
+            reason = getattr(e, "reason", e)
+            raise FetchError(
+                f"downloading {dataset_key} from {src} failed: {reason}. {manual}"
+            ) from e
+
+        got = h.hexdigest()
+        if expected is not None and got != expected:
+            raise ValueError(
+                f"checksum mismatch for {dataset_key} downloaded from {src}: "
+                f"expected sha256 {expected}, got {got}. The file was discarded; the "
+                f"upstream file may have changed or the download was corrupted. {manual}"
+            )
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600
+        os.replace(tmp, dest)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return dest

@@ -1,0 +1,171 @@
+"""The two problem shapes of SPEC §1, validated once when they are built.
+
+* :class:`SeriesProblem`: a single series, or a panel of G independent series on
+  a shared time axis (fesp: 24 hourly series), each step with covariates known
+  before the target is revealed.
+* :class:`SetProblem`: exchangeable sequences (x of length T, y of horizon H)
+  split into train / calibration / test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from data_loaders.validation import check_finite
+
+
+@dataclass(frozen=True)
+class SeriesData:
+    """A contiguous slice of a series problem, as a method sees it.
+
+    y: (n, G) targets; X: (n, G, p) covariates of the same steps.
+    """
+
+    y: np.ndarray
+    X: np.ndarray
+
+    @property
+    def n_steps(self) -> int:
+        return self.y.shape[0]
+
+
+@dataclass(frozen=True)
+class SeriesProblem:
+    """A panel of G series of n steps; steps ``test_start..n-1`` are the test span.
+
+    y: (n, G) float targets; X: (n, G, p) float covariates (for a series without
+    covariates, its own lags); time: (n,) labels of the steps; groups: G names.
+    """
+
+    name: str
+    y: np.ndarray
+    X: np.ndarray
+    test_start: int
+    time: np.ndarray | None = None
+    groups: tuple[str, ...] = ()
+    feature_names: tuple[str, ...] = ()
+    metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        y = np.asarray(self.y, dtype=float)
+        X = np.asarray(self.X, dtype=float)
+        if y.ndim == 1:
+            y = y[:, None]
+        if X.ndim == 2:
+            X = X[:, None, :] if y.shape[1] == 1 else X[:, :, None]
+        if y.ndim != 2 or X.ndim != 3:
+            raise ValueError(
+                f"{self.name}: y must be (n, G) and X (n, G, p); got y{y.shape}, X{X.shape}."
+            )
+        if X.shape[:2] != y.shape:
+            raise ValueError(
+                f"{self.name}: X has shape {X.shape} but y has {y.shape}; "
+                "X must be (n, G, p) with the same n steps and G series as y."
+            )
+        check_finite(y, f"{self.name}: target y")
+        check_finite(X, f"{self.name}: features X")
+        n = y.shape[0]
+        if not 0 < self.test_start < n:
+            raise ValueError(
+                f"{self.name}: test_start={self.test_start} must lie strictly inside the "
+                f"{n} steps so that both the training and the test span are non-empty."
+            )
+        groups = tuple(self.groups) or tuple(str(g) for g in range(y.shape[1]))
+        if len(groups) != y.shape[1]:
+            raise ValueError(f"{self.name}: {len(groups)} group names for {y.shape[1]} series.")
+        time = np.arange(n) if self.time is None else np.asarray(self.time)
+        if time.shape != (n,):
+            raise ValueError(f"{self.name}: time has shape {time.shape}, expected ({n},).")
+        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "groups", groups)
+        object.__setattr__(self, "time", time)
+
+    @property
+    def n_steps(self) -> int:
+        return self.y.shape[0]
+
+    @property
+    def n_groups(self) -> int:
+        return self.y.shape[1]
+
+    @property
+    def n_test(self) -> int:
+        return self.n_steps - self.test_start
+
+    def window(self, start: int, stop: int) -> SeriesData:
+        """Steps ``start..stop-1`` as the data a method is (re)fitted on."""
+        return SeriesData(y=self.y[start:stop], X=self.X[start:stop])
+
+    def train_target_range(self) -> tuple[float, float]:
+        """(min, max) of the training targets: the basis of the infinite-bound cap."""
+        train = self.y[: self.test_start]
+        return float(train.min()), float(train.max())
+
+
+@dataclass(frozen=True)
+class SetData:
+    """Exchangeable sequences: x (n, T, d) inputs, y (n, H) targets."""
+
+    x: np.ndarray
+    y: np.ndarray
+
+    def __post_init__(self) -> None:
+        x = np.asarray(self.x, dtype=float)
+        y = np.asarray(self.y, dtype=float)
+        if x.ndim == 2:
+            x = x[:, :, None]
+        if y.ndim == 1:
+            y = y[:, None]
+        if x.ndim != 3 or y.ndim != 2 or x.shape[0] != y.shape[0]:
+            raise ValueError(
+                f"set data must be x (n, T, d) and y (n, H) with the same n; got x{x.shape}, y{y.shape}."
+            )
+        check_finite(x, "set inputs x")
+        check_finite(y, "set targets y")
+        object.__setattr__(self, "x", x)
+        object.__setattr__(self, "y", y)
+
+    @property
+    def n(self) -> int:
+        return self.y.shape[0]
+
+    @property
+    def horizon(self) -> int:
+        return self.y.shape[1]
+
+    def concat(self, other: SetData) -> SetData:
+        """Train + calibration, for methods without a calibration step (SPEC §1.2)."""
+        return SetData(np.concatenate([self.x, other.x]), np.concatenate([self.y, other.y]))
+
+
+@dataclass(frozen=True)
+class SetProblem:
+    """Train / calibration / test splits of exchangeable sequences (SPEC §1.2, §2)."""
+
+    name: str
+    train: SetData
+    calibration: SetData
+    test: SetData
+    metadata: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        shapes = {(s.x.shape[1:], s.horizon) for s in (self.train, self.calibration, self.test)}
+        if len(shapes) != 1:
+            raise ValueError(
+                f"{self.name}: train, calibration and test must share input length, "
+                f"input dimension and horizon; got {sorted(shapes)}."
+            )
+
+    @property
+    def horizon(self) -> int:
+        return self.test.horizon
+
+    def train_target_range(self) -> tuple[float, float]:
+        y = self.train.y
+        return float(y.min()), float(y.max())
+
+
+Problem = SeriesProblem | SetProblem

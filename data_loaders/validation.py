@@ -1,0 +1,29 @@
+"""Input checks shared by loaders, methods and protocols; each error says how to fix it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def check_finite(values: np.ndarray, what: str) -> None:
+    """Raise ValueError naming ``what`` and the first bad position if NaN or inf occur."""
+    values = np.asarray(values, dtype=float)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        kind = "NaN" if np.isnan(values[first]) else "inf"
+        raise ValueError(
+            f"{what} has {int(bad.sum())} non-finite value(s) ({kind} first at index {first}); "
+            "drop or impute them before benchmarking."
+        )
+
+
+def check_alpha(alpha: float) -> float:
+    """Miscoverage level must lie in the open interval (0, 1)."""
+    alpha = float(alpha)
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(
+            f"alpha={alpha} is outside (0, 1); alpha is the miscoverage level, "
+            "e.g. alpha=0.1 for 90% intervals."
+        )
+    return alpha

@@ -1,0 +1,33 @@
+"""Adaptive conformal inference (Gibbs & Candes 2021; SPEC §3.2) as array functions.
+
+alpha_1 = alpha; width_t = the (1 - alpha_t) quantile of the calibration scores
+(infinite if alpha_t <= 0, an empty interval if alpha_t >= 1);
+alpha_{t+1} = alpha_t + gamma (alpha - err_t). alpha_t is never clipped, and
+gamma = 0 is online split conformal. Every function broadcasts over leading axes
+so that a grid of gammas shares one set of scores.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from methods.calibration.quantile import linear_quantile
+
+
+def aci_width(sorted_scores: np.ndarray, alpha_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Half-widths (..., G) and the mask of empty intervals for levels alpha_t (..., G)."""
+    alpha_t = np.asarray(alpha_t, dtype=float)
+    inside = (alpha_t > 0) & (alpha_t < 1)
+    width = linear_quantile(sorted_scores, np.where(inside, 1.0 - alpha_t, 0.5))
+    width = np.where(alpha_t <= 0, np.inf, np.where(alpha_t >= 1, 0.0, width))
+    return width, alpha_t >= 1
+
+
+def aci_errors(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, empty: np.ndarray) -> np.ndarray:
+    """err_t = 1{y_t not in [lower, upper]}; an empty interval is always a miss."""
+    return ((y < lower) | (y > upper) | empty).astype(float)
+
+
+def aci_next_alpha(alpha_t: np.ndarray, alpha: float, gamma: np.ndarray, err: np.ndarray) -> np.ndarray:
+    """alpha_{t+1} = alpha_t + gamma (alpha - err_t)."""
+    return alpha_t + gamma * (alpha - err)

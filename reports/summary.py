@@ -1,0 +1,61 @@
+"""The summary table: one row per task record, as CSV and markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+KEY_COLUMNS = ["suite", "dataset", "method", "setting", "seed"]
+SUMMARY_COLUMNS = KEY_COLUMNS + [
+    "coverage", "mean_length", "median_length", "std_length", "iqr_length", "n_infinite", "winkler",
+    "joint_coverage", "worst_rolling_coverage", "longest_miss_run", "n_test", "status",
+    "fit_seconds", "predict_seconds", "wall_seconds", "task_id",
+]
+#: Columns that depend on the machine, not on the config and seed.
+TIMING_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds"]
+
+
+def summary_frame(records: list[dict]) -> pd.DataFrame:
+    """Scalar fields of the records, key and metric columns first, sorted by the keys."""
+    frame = pd.DataFrame(
+        [{k: v for k, v in r.items() if not isinstance(v, (dict, list))} for r in records]
+    )
+    if frame.empty:
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    for col in SUMMARY_COLUMNS:
+        if col not in frame:
+            frame[col] = pd.NA
+    extra = sorted(c for c in frame.columns if c not in SUMMARY_COLUMNS and c != "traceback")
+    frame = frame[SUMMARY_COLUMNS + extra]
+    return frame.sort_values(KEY_COLUMNS + ["task_id"], kind="stable").reset_index(drop=True)
+
+
+def write_summary(records: list[dict], results_dir: str | Path) -> Path:
+    """Write ``<results_dir>/summary.csv`` and return its path."""
+    path = Path(results_dir) / "summary.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    summary_frame(records).to_csv(path, index=False)
+    return path
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """Mean over seeds of the headline metrics per (suite, dataset, method, setting)."""
+    ok = frame[frame["status"] == "ok"]
+    if ok.empty:
+        return "_no finished task_\n"
+    metrics = ["coverage", "mean_length", "median_length", "n_infinite", "winkler", "n_test"]
+    grouped = ok.groupby(KEY_COLUMNS[:-1], sort=True)
+    table = grouped[metrics].mean(numeric_only=True)
+    table.insert(0, "seeds", grouped.size())
+    table["coverage"] = 100 * table["coverage"]
+    table = table.rename(columns={"coverage": "coverage %"}).reset_index()
+    header = "| " + " | ".join(table.columns) + " |"
+    rule = "|" + "|".join("---" for _ in table.columns) + "|"
+    rows = [
+        "| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |"
+        for row in table.itertuples(index=False)
+    ]
+    failed = frame[frame["status"] != "ok"]
+    note = f"\n{len(failed)} task(s) failed; see their records under tasks/.\n" if len(failed) else ""
+    return "\n".join([header, rule, *rows]) + "\n" + note
