@@ -137,7 +137,8 @@ def build_tasks(
     """Expand a suite into tasks, optionally keeping only some methods / datasets / seeds.
 
     A method or dataset named on the command line but absent from the suite is
-    added with default parameters (datasets get the suite's default protocol).
+    added with default parameters; such a dataset gets the suite's protocol with
+    the window set to its whole training span.
     """
     alpha = check_alpha(suite.get("alpha", 0.1))
     method_entries = list(suite["methods"])
@@ -149,10 +150,12 @@ def build_tasks(
         method_entries += [{"name": n} for n in methods if n not in known]
     dataset_entries = list(suite["datasets"])
     if datasets:
-        parsed = [parse_dataset_arg(d) for d in datasets]
+        parsed = [(text, *parse_dataset_arg(text)) for text in datasets]
         names = {d["name"] for d in dataset_entries}
-        dataset_entries = [d for d in dataset_entries if d["name"] in {n for n, p in parsed if not p}]
-        dataset_entries += [{"name": n, "params": p} for n, p in parsed if p or n not in names]
+        dataset_entries = [d for d in dataset_entries if d["name"] in {n for _, n, p in parsed if not p}]
+        # a dataset the suite does not know is fitted on its whole training span
+        dataset_entries += [{"name": n, "params": p, "label": text, "protocol": {"window": None}}
+                            for text, n, p in parsed if p or n not in names]
     seeds = list(seeds if seeds is not None else suite.get("seeds", [0]))
 
     tasks = []

@@ -40,7 +40,7 @@ def csv_problem(
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():
-        rows = np.flatnonzero(bad)[:5].tolist()
+        rows = values.index[bad][:5].tolist()  # rows of the file (the time sort keeps the index)
         raise ValueError(
             f"{path}: {int(bad.sum())} row(s) have a missing, non-numeric or infinite value in "
             f"{[target, *features]} (first rows {rows}); clean or drop them."

@@ -64,6 +64,8 @@ def load_dataset(name: str, params: dict, *, seed: int = 0, data_dir: str | os.P
     """Build dataset ``name``; ``seed`` and ``data_dir`` go to the loaders that take them."""
     entry = check_dataset_name(name)
     kwargs = dict(params)
+    if "data_dir" in kwargs:
+        raise ValueError("give the data folder with --data-dir or PIBENCH_DATA, not as a dataset parameter.")
     unknown = [k for k in kwargs if not entry.accepts(k)]
     if unknown:
         allowed = [p for p in inspect.signature(entry.loader).parameters if p not in ("seed", "data_dir")]

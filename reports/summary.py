@@ -12,8 +12,8 @@ SUMMARY_COLUMNS = KEY_COLUMNS + [
     "joint_coverage", "worst_rolling_coverage", "longest_miss_run", "n_test", "status",
     "fit_seconds", "predict_seconds", "wall_seconds", "task_id",
 ]
-#: Columns that depend on the machine, not on the config and seed.
-TIMING_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds"]
+#: Columns that depend on when and where a task ran, not on its config and seed.
+RUN_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds", "started_at"]
 
 
 def summary_frame(records: list[dict]) -> pd.DataFrame:

@@ -1,0 +1,105 @@
+"""ACI (SPEC §3.2) against a hand-worked sequence of alpha_t updates, and its coverage."""
+
+import numpy as np
+import pytest
+
+from benchmarks.protocols import run_series
+from data_loaders.synthetic import ar_problem
+from methods.base import get_method
+from methods.calibration.aci import aci_width
+from methods.calibration.quantile import linear_quantile
+
+
+class ZeroForecaster:
+    def predict(self, X):
+        return np.zeros(X.shape[:2])
+
+
+def make_aci(alpha, gamma, scores):
+    method = get_method("aci")(alpha=alpha, gamma=gamma, base="linear")
+    method.forecaster_ = ZeroForecaster()
+    method.sorted_scores_ = np.sort(np.asarray(scores, dtype=float))[:, None]
+    method._reset_online_state(1)
+    return method
+
+
+def step(method, y):
+    iv = method.predict_interval(np.zeros((1, 1, 1)))
+    method.update(np.array([[y]]))
+    return float(iv.lower[0, 0]), float(iv.upper[0, 0])
+
+
+def test_linear_quantile_matches_numpy():
+    rng = np.random.default_rng(0)
+    scores = np.sort(rng.exponential(size=(37, 3)), axis=0)
+    levels = rng.uniform(size=(5, 3))
+    expected = np.array([[np.quantile(scores[:, g], q) for g, q in enumerate(row)] for row in levels])
+    np.testing.assert_allclose(linear_quantile(scores, levels), expected, rtol=1e-12)
+
+
+def test_hand_worked_sequence_reaching_empty_intervals():
+    # scores 1..5, n = 5; quantile at level q: h = 4 q, s[floor h] + frac * (next - s[floor h])
+    m = make_aci(alpha=0.8, gamma=0.5, scores=[5, 1, 4, 2, 3])
+    # t=1: alpha_1 = 0.8, level 0.2, h = 0.8 -> 1 + 0.8 = 1.8; y = 0 covered
+    assert step(m, 0.0) == pytest.approx((-1.8, 1.8))
+    # alpha_2 = 0.8 + 0.5 (0.8 - 0) = 1.2 >= 1: empty interval [0, 0]; it is a miss even though y = 0
+    assert step(m, 0.0) == (0.0, 0.0)
+    # alpha_3 = 1.2 + 0.5 (0.8 - 1) = 1.1: empty again; y = 5 missed
+    assert step(m, 5.0) == (0.0, 0.0)
+    # alpha_4 = 1.1 - 0.1 = 1.0: still >= 1, empty
+    assert step(m, 5.0) == (0.0, 0.0)
+    # alpha_5 = 0.9: level 0.1, h = 0.4 -> 1.4; y = 3 missed
+    assert step(m, 3.0) == pytest.approx((-1.4, 1.4))
+    # alpha_6 = 0.9 - 0.1 = 0.8
+    assert m.alpha_t_[0] == pytest.approx(0.8)
+    assert np.allclose(np.ravel(m.alpha_path_), [0.8, 1.2, 1.1, 1.0, 0.9])
+
+
+def test_hand_worked_sequence_reaching_infinite_intervals():
+    m = make_aci(alpha=0.1, gamma=0.5, scores=[1, 2, 3, 4, 5])
+    # alpha_1 = 0.1: level 0.9, h = 3.6 -> 4 + 0.6 = 4.6; y = 10 missed
+    assert step(m, 10.0) == pytest.approx((-4.6, 4.6))
+    # alpha_2 = 0.1 + 0.5 (0.1 - 1) = -0.35 <= 0: infinite interval, covers anything
+    assert step(m, 1e9) == (-np.inf, np.inf)
+    # alpha_3 = -0.35 + 0.05 = -0.30: still infinite; alpha_t is not clipped
+    assert step(m, 0.0) == (-np.inf, np.inf)
+    assert m.alpha_t_[0] == pytest.approx(-0.25)
+
+
+def test_gamma_zero_keeps_alpha_constant():
+    m = make_aci(alpha=0.1, gamma=0.0, scores=np.arange(1, 11))
+    widths = [step(m, y)[1] for y in [0.0, 100.0, -100.0, 0.5]]
+    assert widths == pytest.approx([np.quantile(np.arange(1, 11), 0.9)] * 4)
+
+
+def test_aci_width_vectorised_over_gammas():
+    scores = np.sort(np.array([[3.0, 1.0], [1.0, 2.0], [2.0, 3.0]]), axis=0)
+    width, empty = aci_width(scores, np.array([[0.5, 0.5], [-0.1, 1.0]]))
+    np.testing.assert_allclose(width[0], [2.0, 2.0])
+    assert width[1, 0] == np.inf and width[1, 1] == 0.0
+    assert empty.tolist() == [[False, False], [False, True]]
+
+
+def test_refit_keeps_alpha_t_but_fit_resets_it():
+    problem = ar_problem(n_train=400, n_test=50, seed=1)
+    m = get_method("aci")(alpha=0.1, gamma=0.05, base="linear").fit(problem.window(0, 400))
+    m.predict_interval(problem.X[400:401])
+    m.update(problem.y[400:401] + 100.0)  # a certain miss
+    assert m.alpha_t_[0] == pytest.approx(0.1 + 0.05 * (0.1 - 1))
+    m.refit(problem.window(1, 401))
+    assert m.alpha_t_[0] == pytest.approx(0.1 + 0.05 * (0.1 - 1))
+    m.fit(problem.window(1, 401))
+    assert m.alpha_t_[0] == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("base", ["linear"])
+def test_split_conformal_covers_ar1_at_nominal_level(base):
+    """gamma = 0 on a linear AR(1): 2,000 online test points, coverage within 87-93%."""
+    problem = ar_problem(n_train=1000, n_test=2000, phi=(0.6,), seed=0)
+    method = get_method("aci")(alpha=0.1, gamma=0.0, base=base, random_state=0)
+    out = run_series(problem, method, kind="online", window=500, retrain_every=1)
+    covered = ((out.y >= out.lower) & (out.y <= out.upper)).mean()
+    assert out.y.size == 2000
+    assert 0.87 <= covered <= 0.93
+    # the oracle interval length is 2 * 1.6449 = 3.29 for N(0, 1) noise
+    assert np.mean(out.upper - out.lower) == pytest.approx(3.29, rel=0.08)

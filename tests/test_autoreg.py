@@ -1,0 +1,38 @@
+"""The AutoReg baseline's intervals equal statsmodels' own one-step prediction intervals."""
+
+import numpy as np
+import pytest
+from statsmodels.tsa.ar_model import AutoReg
+
+from data_loaders.synthetic import ar_problem
+from methods.base import get_method
+
+
+@pytest.mark.parametrize("lags,trend", [(1, "c"), (3, "c"), (2, "n")])
+def test_intervals_match_statsmodels_get_prediction(lags, trend):
+    problem = ar_problem(n_train=300, n_test=5, phi=(0.5, -0.2), seed=4)
+    W = 300
+    method = get_method("autoreg")(alpha=0.1, lags=lags, trend=trend).fit(problem.window(0, W))
+    fitted = AutoReg(problem.y[:W, 0], lags=lags, trend=trend).fit()
+    # one step past the fitted sample: statsmodels' own interval
+    iv = method.predict_interval(problem.X[W : W + 1])
+    pred = fitted.get_prediction(start=W, end=W)
+    assert iv.point[0, 0] == pytest.approx(pred.predicted_mean[0], rel=1e-9)
+    assert (iv.lower[0, 0], iv.upper[0, 0]) == pytest.approx(tuple(pred.conf_int(alpha=0.1)[0]), rel=1e-9)
+    # later steps between refits: the fitted parameters applied to the revealed history
+    # (statsmodels' append(refit=False) gives the same mean; it re-estimates sigma2, we keep the fit's)
+    reference = fitted
+    for t in range(W + 1, W + 4):
+        method.update(problem.y[t - 1 : t])
+        reference = reference.append(problem.y[t - 1 : t, 0])
+        iv = method.predict_interval(problem.X[t : t + 1])
+        mean = reference.get_prediction(start=t, end=t).predicted_mean[0]
+        half = 1.6448536269514722 * np.sqrt(fitted.sigma2)
+        assert (iv.lower[0, 0], iv.point[0, 0], iv.upper[0, 0]) == pytest.approx(
+            (mean - half, mean, mean + half), rel=1e-9)
+
+
+def test_too_short_window_is_a_clear_error():
+    problem = ar_problem(n_train=300, n_test=5, seed=0)
+    with pytest.raises(ValueError, match="longer window"):
+        get_method("autoreg")(lags=5).fit(problem.window(0, 8))

@@ -1,0 +1,67 @@
+"""The command line as a user types it: the default suite, list, report, errors."""
+
+import pandas as pd
+import pytest
+
+from benchmarks.cli import main
+
+
+def test_default_run_meets_the_acceptance_check(tmp_path, capsys):
+    """`pibench run` (no download): ACI gamma = 0 covers 87-93% of >= 2,000 AR(1) test points."""
+    assert main(["run", "--results-dir", str(tmp_path), "-j", "2", "--no-progress"]) == 0
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    for column in ["suite", "dataset", "method", "setting", "seed", "coverage", "mean_length",
+                   "median_length", "n_test", "status"]:
+        assert column in summary
+    assert set(summary["method"]) >= {"aci", "autoreg"}
+    assert (summary["status"] == "ok").all()
+    split = summary[(summary.method == "aci") & (summary.setting == "gamma=0")]
+    assert (split["n_test"] >= 2000).all()
+    assert split["coverage"].between(0.87, 0.93).all()
+    assert "| default | ar1 | aci | gamma=0 |" in capsys.readouterr().out
+
+    # a second run finds every task finished
+    assert main(["run", "--results-dir", str(tmp_path), "--no-progress"]) == 0
+    assert "ran 0, skipped" in capsys.readouterr().out
+
+    assert main(["report", "--results-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "summary.md").read_text().startswith("| suite | dataset | method")
+
+
+def test_csv_dataset_from_the_command_line(tmp_path):
+    rng = __import__("numpy").random.default_rng(0)
+    y = rng.normal(size=400).cumsum() * 0.1 + rng.normal(size=400)
+    pd.DataFrame({"day": pd.date_range("2020-01-01", periods=400), "load": y}).to_csv(tmp_path / "s.csv", index=False)
+    code = main(["run", "--datasets", f"csv:{tmp_path / 's.csv'}:load", "--methods", "autoreg", "--quick",
+                 "--results-dir", str(tmp_path / "r"), "--no-progress"])
+    assert code == 0
+    summary = pd.read_csv(tmp_path / "r" / "summary.csv")
+    # 400 rows - 5 lags = 395 usable rows; the last round(0.25 * 395) = 99 are the test span
+    assert summary["dataset"].tolist() == [f"csv:{tmp_path / 's.csv'}:load"]
+    assert summary["n_test"].tolist() == [99]
+
+
+def test_list_shows_methods_datasets_and_suites(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for name in ["aci", "autoreg", "ar", "nlar", "expar", "fesp", "csv", "default"]:
+        assert name in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", "--methods", "nope"], "unknown method 'nope'"),
+    (["run", "--datasets", "nope"], "unknown dataset 'nope'"),
+    (["run", "--suite", "nope"], "unknown suite 'nope'"),
+    (["run", "--datasets", "csv:only-a-path"], "csv:PATH:TARGET"),
+])
+def test_user_errors_are_one_clear_line(argv, message, tmp_path, capsys):
+    assert main(argv + ["--results-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_missing_fesp_file_says_how_to_get_it(tmp_path, capsys):
+    code = main(["run", "--suite", "fesp", "--quick", "--methods", "autoreg", "--data-dir", str(tmp_path / "empty"),
+                 "--results-dir", str(tmp_path / "r"), "--no-progress"])
+    assert code == 1  # the task is recorded as failed, with the fix in its error
+    assert "pibench data fetch fesp" in capsys.readouterr().err

@@ -1,0 +1,425 @@
+"""Loaders, registry, problem validation and protocol / method input checks.
+
+The fesp facts come from the shared data folder's SOURCE.md
+(french_electricity_prices/SOURCE.md); the CSV cases are hand-computed. No test
+touches the network.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.protocols import run_series, run_set
+from data_loaders.csv_series import csv_problem
+from data_loaders.fesp import FEATURES, fesp_problem
+from data_loaders.paths import DataNotFoundError
+from data_loaders.problems import SeriesProblem, SetData
+from data_loaders.registry import DATASETS, load_dataset, parse_dataset_arg
+from data_loaders.synthetic import ar_problem, seasonal_ar_sets
+from methods.base import get_method
+
+# --------------------------------------------------------------------------- fesp
+
+N_DAYS, N_TRAIN_DAYS, N_TEST_DAYS = 1454, 1089, 365
+
+
+@pytest.fixture(scope="module")
+def fesp(shared_data_dir: Path) -> SeriesProblem:
+    return fesp_problem(data_dir=shared_data_dir)
+
+
+def _feature(problem: SeriesProblem, name: str) -> int:
+    return problem.feature_names.index(name)
+
+
+def test_fesp_shapes_and_split(fesp: SeriesProblem) -> None:
+    assert fesp.y.shape == (N_DAYS, 24)
+    assert fesp.X.shape == (N_DAYS, 24, 57)
+    assert fesp.feature_names == tuple(FEATURES) and len(FEATURES) == 57
+    assert fesp.test_start == N_TRAIN_DAYS
+    assert fesp.n_test == N_TEST_DAYS
+    assert fesp.y[fesp.test_start :].size == 8_760
+    assert fesp.y[: fesp.test_start].size == 26_136
+    assert fesp.groups == tuple(f"h{h:02d}" for h in range(24))
+    assert fesp.groups[0] == "h00" and fesp.groups[-1] == "h23"
+    # 2016-01-08 .. 2019-12-31; the test span starts on 2019-01-01
+    assert fesp.time[0] == "2016-01-08"
+    assert fesp.time[-1] == "2019-12-31"
+    assert fesp.time[fesp.test_start - 1] == "2018-12-31"
+    assert fesp.time[fesp.test_start] == "2019-01-01"
+
+
+def test_fesp_lag_24_is_previous_day(fesp: SeriesProblem) -> None:
+    for h in range(24):
+        lag = fesp.X[1:, :, _feature(fesp, f"lag_24_{h}")]  # (days-1, 24 groups)
+        # identical on all 24 rows of a day and equal to Spot(d-1, h), exactly
+        np.testing.assert_array_equal(lag, np.repeat(fesp.y[:-1, h][:, None], 24, axis=1))
+
+
+def test_fesp_lag_168_is_one_week_before(fesp: SeriesProblem) -> None:
+    for h in range(24):
+        lag = fesp.X[7:, :, _feature(fesp, f"lag_168_{h}")]
+        np.testing.assert_array_equal(lag, np.repeat(fesp.y[:-7, h][:, None], 24, axis=1))
+
+
+def test_fesp_hour_and_day_of_week(fesp: SeriesProblem) -> None:
+    hour = fesp.X[:, :, _feature(fesp, "hour")]
+    np.testing.assert_array_equal(hour, np.broadcast_to(np.arange(24), (N_DAYS, 24)))
+    dow = fesp.X[:, :, [_feature(fesp, f"dow_{k}") for k in range(7)]]
+    np.testing.assert_array_equal(dow.sum(axis=2), 1.0)
+    # dow_k is Python's weekday k (Monday = 0): 2016-01-08 was a Friday
+    assert dow[0, 0].argmax() == 4
+    weekdays = pd.to_datetime(fesp.time).day_of_week.to_numpy()
+    np.testing.assert_array_equal(dow[:, 0].argmax(axis=1), weekdays)
+
+
+def test_fesp_target_statistics(fesp: SeriesProblem) -> None:
+    assert fesp.y.size == 34_896
+    assert fesp.y.min() == pytest.approx(-31.82, abs=0.01)
+    assert fesp.y.max() == pytest.approx(874.01, abs=0.01)
+    assert fesp.y.mean() == pytest.approx(42.896, abs=0.01)
+    assert int((fesp.y < 0).sum()) == 44
+    # the extremes both fall in the training span (before 2019)
+    lo, hi = fesp.train_target_range()
+    assert lo == pytest.approx(-31.82, abs=0.01) and hi == pytest.approx(874.01, abs=0.01)
+
+
+def test_fesp_test_days_truncates_test_span(shared_data_dir: Path, fesp: SeriesProblem) -> None:
+    short = fesp_problem(data_dir=shared_data_dir, test_days=30)
+    assert short.y.shape == (N_TRAIN_DAYS + 30, 24)
+    assert short.X.shape == (N_TRAIN_DAYS + 30, 24, 57)
+    assert short.test_start == N_TRAIN_DAYS
+    assert short.n_test == 30
+    np.testing.assert_array_equal(short.y, fesp.y[: N_TRAIN_DAYS + 30])
+    assert short.time[-1] == "2019-01-30"
+
+
+def test_fesp_missing_file_says_how_to_fetch(tmp_path: Path) -> None:
+    with pytest.raises(DataNotFoundError, match="pibench data fetch fesp") as info:
+        fesp_problem(data_dir=tmp_path)
+    assert str(tmp_path) in str(info.value)
+    assert isinstance(info.value, FileNotFoundError) and isinstance(info.value, ValueError)
+
+
+# ---------------------------------------------------------------------------- csv
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_csv_target_only_lags_by_hand(tmp_path: Path) -> None:
+    values = [1.0, 4.0, 9.0, 16.0, 25.0, 36.0, 49.0, 64.0, 81.0, 100.0]
+    path = _write(tmp_path / "s.csv", "price\n" + "\n".join(f"{v:g}" for v in values) + "\n")
+    p = csv_problem(path=path, target="price", lags=2, test_fraction=0.25)
+    # rows 2..9 of the file; X[r] = (y_{r-1}, y_{r-2})
+    expected_X = np.array(
+        [[4, 1], [9, 4], [16, 9], [25, 16], [36, 25], [49, 36], [64, 49], [81, 64]], dtype=float
+    )
+    np.testing.assert_array_equal(p.y, np.array(values[2:])[:, None])
+    np.testing.assert_array_equal(p.X, expected_X[:, None, :])
+    assert p.feature_names == ("lag_1", "lag_2")
+    assert p.groups == ("price",)
+    # 8 usable rows, round(8 * 0.25) = 2 test rows
+    assert p.test_start == 6 and p.n_test == 2
+
+    half = csv_problem(path=path, target="price", lags=2, test_fraction=0.5)
+    assert half.test_start == 4 and half.n_test == 4
+
+
+def test_csv_default_is_five_lags(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.csv", "y\n" + "\n".join(str(v) for v in range(20)) + "\n")
+    p = csv_problem(path=path, target="y")
+    assert p.X.shape == (15, 1, 5)
+    np.testing.assert_array_equal(p.X[0, 0], [4, 3, 2, 1, 0])
+    np.testing.assert_array_equal(p.y[:, 0], np.arange(5, 20))
+    # round(15 * 0.25) = 4 test rows
+    assert p.test_start == 11
+
+
+def test_csv_sorts_by_time_with_features(tmp_path: Path) -> None:
+    rows = [
+        ("2020-01-03", 3, 30), ("2020-01-01", 1, 10), ("2020-01-04", 4, 40), ("2020-01-02", 2, 20),
+        ("2020-01-06", 6, 60), ("2020-01-05", 5, 50), ("2020-01-08", 8, 80), ("2020-01-07", 7, 70),
+    ]
+    path = _write(tmp_path / "t.csv", "f,day,y\n" + "".join(f"{f},{d},{y}\n" for d, y, f in rows))
+
+    p = csv_problem(path=path, target="y", features=["f"], time="day")
+    np.testing.assert_array_equal(p.y[:, 0], np.arange(1, 9))
+    np.testing.assert_array_equal(p.X[:, 0, 0], np.arange(10, 90, 10))
+    assert p.X.shape == (8, 1, 1)
+    assert list(p.time) == [f"2020-01-0{d}" for d in range(1, 9)]
+    assert p.feature_names == ("f",)
+    assert p.test_start == 6  # round(8 * 0.25) = 2
+
+    lagged = csv_problem(path=path, target="y", features=["f"], time="day", lags=1)
+    np.testing.assert_array_equal(lagged.y[:, 0], np.arange(2, 9))
+    np.testing.assert_array_equal(lagged.X[:, 0, :], np.column_stack([np.arange(20, 90, 10), np.arange(1, 8)]))
+    assert lagged.feature_names == ("f", "lag_1")
+    assert lagged.time[0] == "2020-01-02"
+
+
+@pytest.mark.parametrize(
+    "cell, bad_row",
+    [("", 3), ("NaN", 3), ("abc", 4), ("inf", 5), ("-inf", 2)],
+    ids=["missing", "nan", "non-numeric", "inf", "-inf"],
+)
+def test_csv_bad_target_values_name_the_row(tmp_path: Path, cell: str, bad_row: int) -> None:
+    target = [str(v) for v in range(10)]
+    target[bad_row] = cell
+    path = _write(tmp_path / "bad.csv", "x,y\n" + "".join(f"{i},{v}\n" for i, v in enumerate(target)))
+    with pytest.raises(ValueError, match=rf"1 row\(s\).*first rows \[{bad_row}\]"):
+        csv_problem(path=path, target="y", features=["x"])
+
+
+def test_csv_bad_feature_value_names_the_row(tmp_path: Path) -> None:
+    path = _write(tmp_path / "bad.csv", "x,y\n" + "".join(
+        f"{'oops' if i in (6, 8) else i},{i}\n" for i in range(10)
+    ))
+    with pytest.raises(ValueError, match=r"2 row\(s\).*\['y', 'x'\].*first rows \[6, 8\]"):
+        csv_problem(path=path, target="y", features=["x"])
+
+
+def test_csv_bad_value_row_refers_to_file_when_sorted(tmp_path: Path) -> None:
+    # file data rows 0..5; the missing target is in file row 2 (2020-01-04), which is row 3 once sorted
+    path = _write(
+        tmp_path / "shuffled.csv",
+        "t,y\n2020-01-03,3\n2020-01-01,1\n2020-01-04,\n2020-01-02,2\n2020-01-05,5\n2020-01-06,6\n",
+    )
+    with pytest.raises(ValueError, match=r"first rows \[2\]"):
+        csv_problem(path=path, target="y", time="t", lags=1)
+
+
+def test_csv_missing_column_lists_file_columns(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.csv", "when,price,load\n2020-01-01,1,2\n")
+    with pytest.raises(ValueError, match=re.escape("['when', 'price', 'load']")) as info:
+        csv_problem(path=path, target="price", features=["temperature"])
+    assert "temperature" in str(info.value)
+    with pytest.raises(ValueError, match=re.escape("no column(s) ['Price']")):
+        csv_problem(path=path, target="Price")
+    with pytest.raises(ValueError, match=re.escape("no column(s) ['date']")):
+        csv_problem(path=path, target="price", time="date")
+
+
+def test_csv_missing_file(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.csv"
+    with pytest.raises(ValueError, match="does not exist"):
+        csv_problem(path=missing, target="y")
+    with pytest.raises(ValueError, match="does not exist"):
+        csv_problem(path=tmp_path, target="y")  # a directory is not a file
+
+
+def test_csv_too_few_rows_and_bad_fraction(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.csv", "y\n" + "\n".join(str(v) for v in range(12)) + "\n")
+    with pytest.raises(ValueError, match="test_fraction"):
+        csv_problem(path=path, target="y", lags=1, test_fraction=1.0)
+    with pytest.raises(ValueError, match="too few"):
+        csv_problem(path=path, target="y", lags=9)  # 3 usable rows
+    with pytest.raises(ValueError, match="lags >= 1"):
+        csv_problem(path=path, target="y", lags=0)
+
+
+# ----------------------------------------------------------------------- registry
+
+
+def test_parse_dataset_arg() -> None:
+    assert parse_dataset_arg("csv:/a/b.csv:price") == ("csv", {"path": "/a/b.csv", "target": "price"})
+    assert parse_dataset_arg("csv:C:/data/b.csv:price") == ("csv", {"path": "C:/data/b.csv", "target": "price"})
+    assert parse_dataset_arg("csv:/a/x:y/b.csv:p") == ("csv", {"path": "/a/x:y/b.csv", "target": "p"})
+    assert parse_dataset_arg("ar") == ("ar", {})
+    assert parse_dataset_arg("fesp") == ("fesp", {})
+    for bad in ("csv:price", "csv::price", "csv:/a/b.csv:"):
+        with pytest.raises(ValueError, match="csv:PATH:TARGET"):
+            parse_dataset_arg(bad)
+
+
+def test_parse_dataset_arg_unknown_lists_datasets() -> None:
+    with pytest.raises(ValueError, match="unknown dataset 'nope'") as info:
+        parse_dataset_arg("nope")
+    message = str(info.value)
+    for name in DATASETS:
+        assert name in message
+    assert "ar, nlar, expar, seasonal_sets, fesp, csv" in message
+
+
+def test_load_dataset_unknown_parameter() -> None:
+    with pytest.raises(ValueError, match=r"dataset 'ar' has no parameter\(s\) \['bogus'\]") as info:
+        load_dataset("ar", {"bogus": 1})
+    assert "n_test" in str(info.value)
+    with pytest.raises(ValueError, match="unknown dataset"):
+        load_dataset("nope", {})
+
+
+def test_load_dataset_is_deterministic_in_seed() -> None:
+    params = {"n_test": 10, "n_train": 50}
+    a = load_dataset("ar", params, seed=3)
+    b = load_dataset("ar", params, seed=3)
+    c = load_dataset("ar", params, seed=4)
+    assert a.y.shape == (60, 1) and a.test_start == 50 and a.n_test == 10
+    np.testing.assert_array_equal(a.y, b.y)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert not np.array_equal(a.y, c.y)
+    # the seed reaches the generator: same as calling it directly
+    np.testing.assert_array_equal(a.y, ar_problem(n_train=50, n_test=10, seed=3).y)
+    # an explicit seed parameter wins over the runner's seed
+    np.testing.assert_array_equal(load_dataset("ar", {**params, "seed": 3}, seed=99).y, a.y)
+
+
+def test_load_dataset_passes_data_dir(tmp_path: Path) -> None:
+    with pytest.raises(DataNotFoundError, match="pibench data fetch fesp") as info:
+        load_dataset("fesp", {"test_days": 5}, data_dir=tmp_path)
+    assert str(tmp_path) in str(info.value)
+
+
+def test_load_dataset_csv(tmp_path: Path) -> None:
+    path = _write(tmp_path / "s.csv", "y\n" + "\n".join(str(v) for v in range(12)) + "\n")
+    name, params = parse_dataset_arg(f"csv:{path}:y")
+    p = load_dataset(name, {**params, "lags": 2}, seed=7)
+    assert p.y.shape == (10, 1) and p.X.shape == (10, 1, 2)
+    assert p.name == "csv:s.csv:y"
+
+
+# ---------------------------------------------------------- problem validation
+
+
+def _series(n: int = 10, G: int = 2, p: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((n, G)), rng.standard_normal((n, G, p))
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_series_problem_rejects_non_finite_y(bad: float) -> None:
+    y, X = _series()
+    y[4, 1] = bad
+    kind = "NaN" if np.isnan(bad) else "inf"
+    with pytest.raises(ValueError, match=rf"demo: target y has 1 non-finite value\(s\) \({kind} first at index \(4, 1\)\)"):
+        SeriesProblem("demo", y, X, test_start=5)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_series_problem_rejects_non_finite_X(bad: float) -> None:
+    y, X = _series()
+    X[2, 0, 1] = bad
+    X[7, 1, 2] = bad
+    with pytest.raises(ValueError, match=r"demo: features X has 2 non-finite value\(s\).*index \(2, 0, 1\)"):
+        SeriesProblem("demo", y, X, test_start=5)
+
+
+@pytest.mark.parametrize(
+    "X_shape", [(11, 2, 3), (9, 2, 3), (10, 3, 3), (10, 1, 3)], ids=["n+1", "n-1", "G+1", "G-1"]
+)
+def test_series_problem_rejects_mismatched_X(X_shape: tuple[int, int, int]) -> None:
+    y, _ = _series()
+    X = np.zeros(X_shape)
+    with pytest.raises(ValueError, match=re.escape(f"X has shape {X_shape} but y has (10, 2)")):
+        SeriesProblem("demo", y, X, test_start=5)
+
+
+@pytest.mark.parametrize("test_start", [0, 10, -1, 11])
+def test_series_problem_rejects_empty_span(test_start: int) -> None:
+    y, X = _series()
+    with pytest.raises(ValueError, match=f"test_start={test_start} must lie strictly inside the 10 steps"):
+        SeriesProblem("demo", y, X, test_start=test_start)
+
+
+def test_series_problem_accepts_valid_and_promotes_shapes() -> None:
+    y, X = _series()
+    p = SeriesProblem("demo", y, X, test_start=1)
+    assert (p.n_steps, p.n_groups, p.n_test) == (10, 2, 9)
+    assert p.groups == ("0", "1")
+    single = SeriesProblem("one", np.arange(6.0), np.arange(12.0).reshape(6, 2), test_start=5)
+    assert single.y.shape == (6, 1) and single.X.shape == (6, 1, 2)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_set_data_rejects_non_finite(bad: float) -> None:
+    x = np.zeros((5, 4, 1))
+    y = np.zeros((5, 2))
+    x_bad = x.copy()
+    x_bad[1, 2, 0] = bad
+    with pytest.raises(ValueError, match=r"set inputs x has 1 non-finite"):
+        SetData(x_bad, y)
+    y_bad = y.copy()
+    y_bad[3, 1] = bad
+    with pytest.raises(ValueError, match=r"set targets y has 1 non-finite.*index \(3, 1\)"):
+        SetData(x, y_bad)
+
+
+def test_set_data_rejects_mismatched_n() -> None:
+    with pytest.raises(ValueError, match=re.escape("got x(5, 4, 1), y(4, 2)")):
+        SetData(np.zeros((5, 4, 1)), np.zeros((4, 2)))
+
+
+# --------------------------------------------------------- protocol validation
+
+
+@pytest.fixture(scope="module")
+def ar_small() -> SeriesProblem:
+    return ar_problem(n_train=100, n_test=20, seed=1)
+
+
+def _autoreg():
+    return get_method("autoreg")(lags=1)
+
+
+def test_run_series_window_too_long(ar_small: SeriesProblem) -> None:
+    with pytest.raises(ValueError, match="too short") as info:
+        run_series(ar_small, _autoreg(), window=101)
+    assert "window=101" in str(info.value) and "100 training steps" in str(info.value)
+    with pytest.raises(ValueError, match="window=0"):
+        run_series(ar_small, _autoreg(), window=0)
+
+
+@pytest.mark.parametrize("retrain_every", [0, -1])
+def test_run_series_retrain_every_must_be_positive(ar_small: SeriesProblem, retrain_every: int) -> None:
+    with pytest.raises(ValueError, match=f"retrain_every={retrain_every} must be >= 1"):
+        run_series(ar_small, _autoreg(), window=50, retrain_every=retrain_every)
+
+
+def test_run_series_bad_kind(ar_small: SeriesProblem) -> None:
+    with pytest.raises(ValueError, match="kind='batch'"):
+        run_series(ar_small, _autoreg(), kind="batch")
+
+
+def test_run_series_accepts_full_window(ar_small: SeriesProblem) -> None:
+    out = run_series(ar_small, _autoreg(), window=100, retrain_every=10, test_steps=5)
+    assert out.lower.shape == (5, 1) and out.n_fits == 1
+
+
+def test_series_method_on_set_problem() -> None:
+    sets = seasonal_ar_sets(n_train=20, n_calibration=10, n_test=10)
+    with pytest.raises(ValueError, match=r"handles series problems.*'seasonal_ar' is a set problem"):
+        run_set(sets, _autoreg())
+
+
+# ------------------------------------------------------------- alpha validation
+
+
+@pytest.mark.parametrize("alpha", [1.5, 0.0, 1.0, -0.1])
+def test_aci_alpha_outside_unit_interval(ar_small: SeriesProblem, alpha: float) -> None:
+    method = get_method("aci")(alpha=alpha, base="linear")
+    with pytest.raises(ValueError, match=re.escape("outside (0, 1)")):
+        method.fit(ar_small.window(0, 100))
+
+
+@pytest.mark.parametrize("alpha", [1.5, 0.0])
+def test_autoreg_alpha_outside_unit_interval(ar_small: SeriesProblem, alpha: float) -> None:
+    with pytest.raises(ValueError, match=re.escape("outside (0, 1)")):
+        get_method("autoreg")(alpha=alpha).fit(ar_small.window(0, 100))
+
+
+# --------------------------------------------------------------- method names
+
+
+def test_unknown_method_lists_available() -> None:
+    with pytest.raises(ValueError, match="unknown method 'nope'") as info:
+        get_method("nope")
+    message = str(info.value)
+    assert "aci" in message and "autoreg" in message
+    assert get_method("aci").name == "aci" and get_method("autoreg").name == "autoreg"

@@ -1,0 +1,68 @@
+"""A method from another package registers through the `pibench.methods` entry point."""
+
+from importlib.metadata import EntryPoint
+
+import numpy as np
+import pytest
+
+import methods.base as base
+from benchmarks.protocols import run_series
+from data_loaders.synthetic import ar_problem
+
+PLUGIN = '''
+import numpy as np
+from methods.base import Interval, IntervalMethod
+
+class LastValue(IntervalMethod):
+    """Random-walk forecast with a fixed half-width."""
+    name = "last_value"
+
+    def __init__(self, alpha=0.1, random_state=0, half_width=1.0):
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.half_width = half_width
+
+    def fit(self, data, calibration=None):
+        self.last_ = data.y[-1]
+        return self
+
+    def predict_interval(self, X):
+        point = self.last_[None, :]
+        return Interval(point - self.half_width, point + self.half_width, point)
+
+    def update(self, y):
+        self.last_ = y[-1]
+'''
+
+
+@pytest.fixture
+def plugin(tmp_path, monkeypatch):
+    (tmp_path / "pibench_plugin_demo.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ep = EntryPoint(name="last_value", value="pibench_plugin_demo:LastValue", group=base.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(base, "entry_points", lambda group: [ep] if group == base.ENTRY_POINT_GROUP else [])
+    yield
+    base._REGISTRY.pop("last_value", None)
+
+
+def test_entry_point_method_is_listed_and_runs(plugin):
+    cls = base.get_method("last_value")
+    assert "last_value" in base.available_methods()
+    problem = ar_problem(n_train=50, n_test=10, seed=0)
+    out = run_series(problem, cls(half_width=2.0), kind="offline")
+    np.testing.assert_allclose(out.point[1:, 0], problem.y[50:59, 0])  # the previous revealed value
+    np.testing.assert_allclose(out.upper - out.lower, 4.0)
+
+
+def test_register_rejects_a_name_clash():
+    class Clash(base.IntervalMethod):
+        name = "aci"
+
+        def fit(self, data, calibration=None):
+            return self
+
+        def predict_interval(self, X):
+            raise NotImplementedError
+
+    base.available_methods()
+    with pytest.raises(ValueError, match="already registered"):
+        base.register(Clash)
