@@ -52,6 +52,8 @@ def markdown_table(frame: pd.DataFrame) -> str:
     table = table.rename(columns={"coverage": "coverage %"}).reset_index()
     header = "| " + " | ".join(table.columns) + " |"
     rule = "|" + "|".join("---" for _ in table.columns) + "|"
+    for col in ("seeds", "n_infinite", "n_test"):
+        table[col] = table[col].round().astype(int)  # counts (means over seeds, rounded)
     rows = [
         "| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |"
         for row in table.itertuples(index=False)
