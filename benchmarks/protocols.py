@@ -36,22 +36,32 @@ def _check_shape(method: IntervalMethod, shape: str, problem_name: str) -> None:
         )
 
 
-def run_series(
+@dataclass(frozen=True)
+class SeriesSchedule:
+    """When a series protocol (re)fits: at each of ``fit_steps`` on the ``window`` steps before it."""
+
+    window: int
+    stop: int
+    fit_steps: tuple[int, ...]
+
+    def window_start(self, fit_step: int) -> int:
+        return fit_step - self.window
+
+    def served_steps(self, i: int) -> range:
+        """Test steps predicted by the i-th fit."""
+        end = self.fit_steps[i + 1] if i + 1 < len(self.fit_steps) else self.stop
+        return range(self.fit_steps[i], end)
+
+
+def series_schedule(
     problem: SeriesProblem,
-    method: IntervalMethod,
     *,
     kind: str = "online",
     window: int | None = None,
     retrain_every: int = 1,
     test_steps: int | None = None,
-) -> ProtocolOutput:
-    """Offline (fit once) or online (refit every ``retrain_every`` steps on the last ``window``).
-
-    At each test step t the method predicts the interval for X_t from data up to
-    t - 1, then sees y_t through ``update``. Offline fits once on the ``window``
-    steps before the test span (default: the whole training span).
-    """
-    _check_shape(method, "series", problem.name)
+) -> SeriesSchedule:
+    """Validate a series protocol's parameters and list its fits."""
     if kind not in ("online", "offline"):
         raise ValueError(f"protocol kind={kind!r}; use 'online' or 'offline'.")
     window = problem.test_start if window is None else int(window)
@@ -66,29 +76,38 @@ def run_series(
     stop = problem.n_steps if test_steps is None else min(problem.n_steps, problem.test_start + int(test_steps))
     if stop <= problem.test_start:
         raise ValueError(f"test_steps={test_steps} leaves no test step; use a positive number.")
+    every = retrain_every if kind == "online" else stop
+    return SeriesSchedule(window=window, stop=stop, fit_steps=tuple(range(problem.test_start, stop, every)))
 
+
+def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> ProtocolOutput:
+    """Offline (fit once) or online (refit every ``retrain_every`` steps on the last ``window``).
+
+    At each test step t the method predicts the interval for X_t from data up to
+    t - 1, then sees y_t through ``update``. Offline fits once on the ``window``
+    steps before the test span (default: the whole training span).
+    """
+    _check_shape(method, "series", problem.name)
+    schedule = series_schedule(problem, **protocol)
     fit_s = predict_s = 0.0
-    n_fits = 0
     intervals: list[Interval] = []
-    for t in range(problem.test_start, stop):
-        step = t - problem.test_start
-        if step == 0 or (kind == "online" and step % retrain_every == 0):
-            tic = time.perf_counter()
-            data = problem.window(t - window, t)
-            method.fit(data) if step == 0 else method.refit(data)
-            fit_s += time.perf_counter() - tic
-            n_fits += 1
+    for i, t_fit in enumerate(schedule.fit_steps):
         tic = time.perf_counter()
-        intervals.append(method.predict_interval(problem.X[t : t + 1]))
-        method.update(problem.y[t : t + 1])
+        data = problem.window(schedule.window_start(t_fit), t_fit)
+        method.fit(data) if i == 0 else method.refit(data)
+        fit_s += time.perf_counter() - tic
+        tic = time.perf_counter()
+        for t in schedule.served_steps(i):
+            intervals.append(method.predict_interval(problem.X[t : t + 1]))
+            method.update(problem.y[t : t + 1])
         predict_s += time.perf_counter() - tic
 
     def stack(attr: str) -> np.ndarray:
         return np.concatenate([getattr(iv, attr) for iv in intervals])
 
     return ProtocolOutput(
-        y=problem.y[problem.test_start : stop], lower=stack("lower"), upper=stack("upper"),
-        point=stack("point"), fit_seconds=fit_s, predict_seconds=predict_s, n_fits=n_fits,
+        y=problem.y[problem.test_start : schedule.stop], lower=stack("lower"), upper=stack("upper"),
+        point=stack("point"), fit_seconds=fit_s, predict_seconds=predict_s, n_fits=len(schedule.fit_steps),
     )
 
 

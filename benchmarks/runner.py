@@ -8,9 +8,12 @@ numbers do not depend on how many workers run beside it.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
 import time
 import traceback
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -22,6 +25,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
 from benchmarks.protocols import ProtocolOutput, run_series, run_set
 from benchmarks.provenance import provenance
 from benchmarks.store import ResultsStore
@@ -29,6 +33,7 @@ from benchmarks.suite import Task
 from data_loaders.problems import SeriesProblem
 from data_loaders.registry import load_dataset
 from methods.base import IntervalMethod, get_method
+from methods.split_conformal import SplitConformalMethod
 from reports.metrics import default_cap, series_metrics, set_metrics
 from reports.summary import write_summary
 
@@ -56,6 +61,41 @@ def _predictions_frame(problem, out: ProtocolOutput) -> pd.DataFrame:
                          "upper": out.upper.ravel(), "point": out.point.ravel()})
 
 
+@contextmanager
+def pinned_threads(threads: int):
+    """Fix BLAS and torch threads so a task's numbers do not depend on its neighbours."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with threadpool_limits(threads):
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_problem(name: str, params_json: str, seed: int, data_dir: str | None):
+    return load_dataset(name, json.loads(params_json), seed=seed, data_dir=data_dir)
+
+
+def load_task_problem(task: Task, data_dir: str | None):
+    """The task's dataset (cached per process: many tasks share one)."""
+    d = task.config["dataset"]
+    return _cached_problem(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed, data_dir)
+
+
+def task_method(task: Task) -> IntervalMethod:
+    c = task.config
+    return build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed)
+
+
+def forecast_plan(task: Task, problem, method: IntervalMethod) -> ForecastPlan | None:
+    """The shared base fits of a split-conformal task on a series problem, else None."""
+    if isinstance(method, SplitConformalMethod) and isinstance(problem, SeriesProblem):
+        return plan_for(task, problem, method.split_forecaster())
+    return None
+
+
 def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | None = None,
                  threads: int = 1) -> dict:
     """Run one task, write its record (and predictions), return the record. Never raises."""
@@ -68,18 +108,18 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
     }
     predictions = None
     tic = time.perf_counter()
-    previous_threads = torch.get_num_threads()
     try:
-        torch.set_num_threads(threads)
-        with threadpool_limits(threads):
-            problem = load_dataset(c["dataset"]["name"], c["dataset"]["params"], seed=task.data_seed,
-                                   data_dir=data_dir)
-            method = build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed)
+        with pinned_threads(threads):
+            problem = load_task_problem(task, data_dir)
+            method = task_method(task)
             record["method_params"] = method.get_params()
+            plan = forecast_plan(task, problem, method)
+            if plan is not None and not missing_chunks(plan, results_dir):
+                method.use_forecasts(load_forecasts(plan, results_dir))
+                record["shared_base_fits"] = plan.key
             cap = default_cap(*problem.train_target_range())
             if isinstance(problem, SeriesProblem):
-                protocol = {k: v for k, v in c["protocol"].items()}
-                out = run_series(problem, method, **protocol)
+                out = run_series(problem, method, **c["protocol"])
                 metrics = series_metrics(out.y, out.lower, out.upper, c["alpha"], cap)
             else:
                 out = run_set(problem, method)
@@ -89,11 +129,23 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)
     except Exception as exc:  # recorded, so that one failing task does not stop the others
         record.update(status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
-    finally:
-        torch.set_num_threads(previous_threads)
     record["wall_seconds"] = time.perf_counter() - tic
     ResultsStore(results_dir).write(task.task_id, record, predictions)
     return record
+
+
+def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_dir: str | None = None,
+                  threads: int = 1) -> dict:
+    """Compute one chunk of shared base fits. A failure is returned, and the tasks
+    that needed the chunk then fit on demand and record the error themselves."""
+    try:
+        with pinned_threads(threads):
+            problem = load_task_problem(task, data_dir)
+            plan = forecast_plan(task, problem, task_method(task))
+            write_chunk(problem, task.config["protocol"], plan, fits, results_dir)
+        return {"method": "base fits", "status": "ok"}
+    except Exception as exc:
+        return {"method": "base fits", "status": "error", "error": f"{type(exc).__name__}: {exc}"}
 
 
 @dataclass
@@ -107,19 +159,50 @@ class RunReport:
         return [r for r in self.executed if r["status"] != "ok"]
 
 
+def _plan_shared_fits(tasks: list[Task], results_dir, data_dir) -> tuple[list, set[str]]:
+    """Chunk jobs for the base fits that split-conformal tasks share, and those tasks' ids."""
+    jobs: dict[tuple[str, int], tuple[Task, range]] = {}
+    dependent: set[str] = set()
+    for task in tasks:
+        try:
+            problem = load_task_problem(task, data_dir)
+            plan = forecast_plan(task, problem, task_method(task))
+        except Exception:  # the task itself will record the problem
+            continue
+        if plan is None:
+            continue
+        dependent.add(task.task_id)
+        for fits in missing_chunks(plan, results_dir):
+            jobs.setdefault((plan.key, fits.start), (task, fits))
+    return list(jobs.values()), dependent
+
+
+def _drain(jobs, n_jobs: int, bar, executed: list[dict]) -> None:
+    for record in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
+        if record["method"] != "base fits":
+            executed.append(record)
+        bar.set_postfix_str(f"{record['method']} {record['status']}", refresh=False)
+        bar.update()
+
+
 def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int = 1,
               data_dir: str | None = None, threads: int = 1, progress: bool = True) -> RunReport:
-    """Execute the unfinished tasks, then rewrite ``summary.csv`` from the whole store."""
+    """Execute the unfinished tasks, then rewrite ``summary.csv`` from the whole store.
+
+    Phase 1 runs the chunks of shared base fits beside the tasks that need none;
+    phase 2 runs the split-conformal tasks on those fits.
+    """
     store = ResultsStore(results_dir)
     todo = [t for t in tasks if not store.is_done(t.task_id)]
     executed: list[dict] = []
     if todo:
-        jobs = (delayed(execute_task)(t, str(results_dir), data_dir, threads) for t in todo)
-        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs)
-        with tqdm(total=len(todo), desc="pibench", unit="task", disable=not progress) as bar:
-            for record in results:
-                executed.append(record)
-                bar.set_postfix_str(f"{record['method']} {record['status']}", refresh=False)
-                bar.update()
+        chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
+        rd = str(results_dir)
+        phase1 = [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
+        phase1 += [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
+        phase2 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id in dependent]
+        with tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
+            _drain(phase1, n_jobs, bar, executed)
+            _drain(phase2, n_jobs, bar, executed)
     summary = write_summary(store.records(), results_dir)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 
-def _atomic_write(path: Path, write) -> None:
+def atomic_write(path: Path, write) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
@@ -50,9 +50,9 @@ class ResultsStore:
     def write(self, task_id: str, record: dict, predictions: pd.DataFrame | None) -> None:
         self.tasks_dir.mkdir(parents=True, exist_ok=True)
         if predictions is not None:
-            _atomic_write(self.predictions_path(task_id), lambda p: predictions.to_parquet(p, index=False))
+            atomic_write(self.predictions_path(task_id), lambda p: predictions.to_parquet(p, index=False))
         text = json.dumps(record, indent=1, sort_keys=True, default=str)
-        _atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
+        atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
 
     def records(self) -> list[dict]:
         """Every task record in the store (finished or failed)."""

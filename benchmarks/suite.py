@@ -78,7 +78,11 @@ class Task:
 
     @property
     def method_seed(self) -> int:
-        return derive_seed("method", self.config)
+        """Common random numbers: every method on the same dataset, protocol and replicate
+        gets the same seed, so paired comparisons are fair and split-conformal methods
+        with the same base forecaster share its fits (benchmarks/forecast_stage.py)."""
+        c = self.config
+        return derive_seed("method", c["dataset"], c["protocol"], c["seed"])
 
     def label(self) -> str:
         c = self.config

@@ -20,11 +20,14 @@ from data_loaders.validation import check_finite
 class SeriesData:
     """A contiguous slice of a series problem, as a method sees it.
 
-    y: (n, G) targets; X: (n, G, p) covariates of the same steps.
+    y: (n, G) targets; X: (n, G, p) covariates of the same steps; start: the
+    index of the first step in the whole problem (so that work keyed by the
+    window, such as precomputed base forecasts, can be found again).
     """
 
     y: np.ndarray
     X: np.ndarray
+    start: int = 0
 
     @property
     def n_steps(self) -> int:
@@ -97,7 +100,7 @@ class SeriesProblem:
 
     def window(self, start: int, stop: int) -> SeriesData:
         """Steps ``start..stop-1`` as the data a method is (re)fitted on."""
-        return SeriesData(y=self.y[start:stop], X=self.X[start:stop])
+        return SeriesData(y=self.y[start:stop], X=self.X[start:stop], start=start)
 
     def train_target_range(self) -> tuple[float, float]:
         """(min, max) of the training targets: the basis of the infinite-bound cap."""

@@ -11,11 +11,16 @@ import numpy as np
 
 from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod
-from methods.forecasters.registry import make_forecaster
+from methods.forecasters.split import PrecomputedForecasts, SplitForecaster
 
 
 class SplitConformalMethod(IntervalMethod):
-    """Base forecaster on the first part of the window, scores on the rest."""
+    """Base forecaster on the first part of the window, scores on the rest.
+
+    The base fits come from a :class:`SplitForecaster` (trained on demand) unless
+    the runner hands over precomputed ones with :meth:`use_forecasts`; both give
+    the same numbers.
+    """
 
     shape = "series"
 
@@ -37,47 +42,42 @@ class SplitConformalMethod(IntervalMethod):
         self.hidden, self.epochs, self.lr = hidden, epochs, lr
         self.momentum, self.batch_size = momentum, batch_size
 
-    def _split(self, n: int) -> int:
-        if not 0 < self.calibration_fraction < 1:
-            raise ValueError(f"calibration_fraction={self.calibration_fraction} must lie in (0, 1).")
-        n_train = int(round(n * (1 - self.calibration_fraction)))
-        if n_train < 2 or n - n_train < 2:
-            raise ValueError(
-                f"a window of {n} steps is too short to split into proper-training and "
-                "calibration parts of at least 2 steps each; use a longer window."
-            )
-        return n_train
+    def split_forecaster(self) -> SplitForecaster:
+        """The base-model configuration; methods with equal ones can share fits."""
+        params = {} if self.base == "linear" else dict(
+            hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size)
+        return SplitForecaster(base=self.base, base_params=tuple(sorted(params.items())),
+                               calibration_fraction=self.calibration_fraction, random_state=int(self.random_state))
+
+    def use_forecasts(self, forecasts: PrecomputedForecasts) -> SplitConformalMethod:
+        self.forecasts_ = forecasts
+        return self
 
     def refit(self, data: SeriesData) -> SplitConformalMethod:
-        """Train the base model on the first part of the window, score the rest."""
+        """Fit (or look up) the base model of this window and sort its calibration scores."""
         self._check_alpha()
-        n_train = self._split(data.n_steps)
-        params = dict(hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
-                      batch_size=self.batch_size)
-        self.n_fits_ = getattr(self, "n_fits_", 0) + 1
-        # a fresh, reproducible seed per fit and per group
-        seeds = np.random.SeedSequence([self.random_state, self.n_fits_]).generate_state(data.y.shape[1])
-        self.forecaster_ = make_forecaster(self.base, **params).fit(
-            data.X[:n_train], data.y[:n_train], seeds=[int(s) for s in seeds]
-        )
-        residuals = np.abs(data.y[n_train:] - self.forecaster_.predict(data.X[n_train:]))
-        self.sorted_scores_ = np.sort(residuals, axis=0)  # (n_cal, G)
+        source = getattr(self, "forecasts_", None) or self.split_forecaster()
+        self.window_fit_ = source.fit(data)
+        self.sorted_scores_ = np.sort(self.window_fit_.residuals, axis=0)  # (n_cal, G)
+        self._on_refit(data)
         return self
 
     def fit(self, data: SeriesData) -> SplitConformalMethod:
-        self.n_fits_ = 0
-        self._reset_online_state(data.y.shape[1])
+        self._reset_online_state(data)
         return self.refit(data)
 
-    def _reset_online_state(self, n_groups: int) -> None:
+    def _reset_online_state(self, data: SeriesData) -> None:
         """Start the online state afresh (nothing by default)."""
+
+    def _on_refit(self, data: SeriesData) -> None:
+        """Hook after each new base fit (nothing by default)."""
 
     def _half_width(self) -> tuple[np.ndarray, np.ndarray]:
         """(G,) half-widths and (G,) empty-interval mask for the next step."""
         raise NotImplementedError
 
     def predict_interval(self, X: np.ndarray) -> Interval:
-        point = self.forecaster_.predict(X)
+        point = self.window_fit_.predict(X)
         width, empty = self._half_width()
         self.last_ = (point - width, point + width, np.broadcast_to(empty, point.shape))
         return Interval(lower=point - width, upper=point + width, point=point)

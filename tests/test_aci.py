@@ -5,21 +5,18 @@ import pytest
 
 from benchmarks.protocols import run_series
 from data_loaders.synthetic import ar_problem
+from data_loaders.problems import SeriesData
 from methods.base import get_method
+from methods.forecasters.split import WindowFit
 from methods.calibration.aci import aci_width
 from methods.calibration.quantile import linear_quantile
 
 
-class ZeroForecaster:
-    def predict(self, X):
-        return np.zeros(X.shape[:2])
-
-
 def make_aci(alpha, gamma, scores):
     method = get_method("aci")(alpha=alpha, gamma=gamma, base="linear")
-    method.forecaster_ = ZeroForecaster()
+    method.window_fit_ = WindowFit(residuals=np.asarray(scores, float)[:, None], predict=lambda X: np.zeros(X.shape[:2]))
     method.sorted_scores_ = np.sort(np.asarray(scores, dtype=float))[:, None]
-    method._reset_online_state(1)
+    method._reset_online_state(SeriesData(y=np.zeros((1, 1)), X=np.zeros((1, 1, 1))))
     return method
 
 

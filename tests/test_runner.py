@@ -3,6 +3,7 @@
 import json
 import textwrap
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -108,3 +109,21 @@ def test_records_carry_provenance(suite, tmp_path):
     assert len(predictions) == record["n_test"] == 60
     covered = ((predictions.y >= predictions.lower) & (predictions.y <= predictions.upper)).mean()
     assert covered == pytest.approx(record["coverage"])
+
+
+def test_split_conformal_tasks_share_base_fits_equal_to_fits_on_demand(suite, tmp_path):
+    from benchmarks.protocols import run_series
+    from benchmarks.runner import load_task_problem, task_method
+
+    tasks = build_tasks(suite, methods=["aci"], seeds=[0])
+    assert len(tasks) == 2  # gamma 0 and 0.01
+    run_tasks(tasks, tmp_path, progress=False)
+    records = ResultsStore(tmp_path).records()
+    keys = {r["shared_base_fits"] for r in records}
+    assert len(keys) == 1  # one set of base fits served both gammas
+    assert len(list((tmp_path / "cache" / "split" / keys.pop()).glob("*.npz"))) == 1  # 3 refits, one chunk
+    for task in tasks:
+        stored = ResultsStore(tmp_path).predictions(task.task_id)
+        out = run_series(load_task_problem(task, None), task_method(task), **task.config["protocol"])
+        np.testing.assert_allclose(stored["point"], out.point.ravel(), rtol=1e-5, atol=1e-6)  # float32 models batched differently
+        np.testing.assert_allclose(stored["upper"] - stored["lower"], (out.upper - out.lower).ravel(), rtol=1e-5, atol=1e-6)  # float32 models batched differently

@@ -1,23 +1,23 @@
-"""Per-group ordinary least squares with an intercept: a fast, deterministic base forecaster."""
+"""Ordinary least squares with an intercept per (window, group): a fast, deterministic base forecaster."""
 
 from __future__ import annotations
-
-from collections.abc import Sequence
 
 import numpy as np
 
 
 class LinearForecaster:
-    """y_g = [1, x_g] beta_g fitted by least squares for each of the G groups."""
+    """y = [1, x] beta, fitted by least squares for each of F windows x G groups."""
 
-    def fit(self, X: np.ndarray, y: np.ndarray, seeds: Sequence[int] | None = None) -> LinearForecaster:
-        """X (n, G, p), y (n, G). ``seeds`` is accepted for interface parity and unused."""
-        design = np.concatenate([np.ones(X.shape[:2] + (1,)), X], axis=2)  # (n, G, p+1)
-        self.coef_ = np.stack(
-            [np.linalg.lstsq(design[:, g], y[:, g], rcond=None)[0] for g in range(X.shape[1])]
-        )  # (G, p+1)
+    def fit(self, X: np.ndarray, y: np.ndarray, seeds: np.ndarray | None = None) -> LinearForecaster:
+        """X (F, n, G, p), y (F, n, G). ``seeds`` is accepted for interface parity and unused."""
+        F, n, G, p = X.shape
+        design = np.concatenate([np.ones((F, n, G, 1)), X], axis=3)
+        self.coef_ = np.empty((F, G, p + 1))
+        for f in range(F):
+            for g in range(G):
+                self.coef_[f, g] = np.linalg.lstsq(design[f, :, g], y[f, :, g], rcond=None)[0]
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """X (m, G, p) -> (m, G)."""
-        return self.coef_[None, :, 0] + np.einsum("mgp,gp->mg", X, self.coef_[:, 1:])
+        """X (F, m, G, p) -> (F, m, G)."""
+        return self.coef_[:, None, :, 0] + np.einsum("fmgp,fgp->fmg", X, self.coef_[:, :, 1:])

@@ -1,0 +1,87 @@
+"""Fit once, calibrate many: the base fits of split-conformal tasks, computed ahead in batches.
+
+Tasks whose methods share a base-forecaster configuration on the same data and
+protocol (ACI at every gamma, AgACI, NexCP) share one set of base fits. The
+runner computes them before those tasks, in chunks of consecutive refits: each
+chunk trains the models of all its windows and groups as one batched network
+(SPEC §3.2: one base fit per hour and step serves every calibrator). Chunks are
+files under ``<results-dir>/cache/split/<key>/``, written atomically, so they
+resume like tasks.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.protocols import SeriesSchedule, series_schedule
+from benchmarks.store import atomic_write
+from benchmarks.suite import Task, stable_hash
+from data_loaders.problems import SeriesProblem
+from methods.forecasters.split import PrecomputedForecasts, SplitForecaster
+
+#: Refits per chunk: large enough to batch many windows, small enough to spread over workers.
+CHUNK_FITS = 8
+
+
+@dataclass(frozen=True)
+class ForecastPlan:
+    """The shared base fits one split-conformal task needs."""
+
+    key: str
+    forecaster: SplitForecaster
+    n_fits: int
+
+    def chunk_ranges(self) -> list[range]:
+        return [range(lo, min(lo + CHUNK_FITS, self.n_fits)) for lo in range(0, self.n_fits, CHUNK_FITS)]
+
+
+def plan_for(task: Task, problem: SeriesProblem, forecaster: SplitForecaster) -> ForecastPlan:
+    c = task.config
+    schedule = series_schedule(problem, **c["protocol"])
+    key = stable_hash({"dataset": c["dataset"], "data_seed": task.data_seed, "protocol": c["protocol"],
+                       "forecaster": forecaster.config()})[:20]
+    return ForecastPlan(key=key, forecaster=forecaster, n_fits=len(schedule.fit_steps))
+
+
+def chunk_path(results_dir: str | os.PathLike, key: str, fits: range) -> Path:
+    return Path(results_dir) / "cache" / "split" / key / f"fits_{fits.start:06d}_{fits.stop:06d}.npz"
+
+
+def compute_chunk(problem: SeriesProblem, schedule: SeriesSchedule, forecaster: SplitForecaster,
+                  fits: range) -> PrecomputedForecasts:
+    """Train the base models of refits ``fits`` together and predict the steps each serves."""
+    fit_steps = [schedule.fit_steps[i] for i in fits]
+    starts = np.array([schedule.window_start(t) for t in fit_steps])
+    X = np.stack([problem.X[s : s + schedule.window] for s in starts])
+    y = np.stack([problem.y[s : s + schedule.window] for s in starts])
+    model, residuals = forecaster.fit_windows(X, y, starts)
+    served = [list(schedule.served_steps(i)) for i in fits]
+    longest = max(len(s) for s in served)
+    padded = np.stack([problem.X[s + [s[-1]] * (longest - len(s))] for s in served])  # (F, m, G, p)
+    points = model.predict(padded)
+    return PrecomputedForecasts(
+        starts=starts, residuals=residuals, X_served=[problem.X[s] for s in served],
+        points=[points[f, : len(s)] for f, s in enumerate(served)],
+    )
+
+
+def write_chunk(problem: SeriesProblem, protocol: dict, plan: ForecastPlan, fits: range,
+                results_dir: str | os.PathLike) -> None:
+    path = chunk_path(results_dir, plan.key, fits)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    chunk = compute_chunk(problem, series_schedule(problem, **protocol), plan.forecaster, fits)
+    atomic_write(path, chunk.save)
+
+
+def missing_chunks(plan: ForecastPlan, results_dir: str | os.PathLike) -> list[range]:
+    return [r for r in plan.chunk_ranges() if not chunk_path(results_dir, plan.key, r).is_file()]
+
+
+def load_forecasts(plan: ForecastPlan, results_dir: str | os.PathLike) -> PrecomputedForecasts:
+    return PrecomputedForecasts.concat(
+        [PrecomputedForecasts.load(chunk_path(results_dir, plan.key, r)) for r in plan.chunk_ranges()]
+    )
