@@ -35,6 +35,7 @@ def _print_table(results_dir: str) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from benchmarks.store import ResultsStore
+    from reports.paper_tables import fesp_tables
     from reports.summary import markdown_table, summary_frame, write_summary
 
     records = ResultsStore(args.results_dir).records()
@@ -43,7 +44,8 @@ def _report(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 1
     csv_path = write_summary(records, args.results_dir)
-    table = markdown_table(summary_frame(records))
+    frame = summary_frame(records)
+    table = markdown_table(frame) + "\n" + fesp_tables(frame)
     md_path = Path(args.results_dir) / "summary.md"
     md_path.write_text(table)
     print(table)

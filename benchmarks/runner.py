@@ -125,6 +125,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
                 out = run_set(problem, method)
                 metrics = set_metrics(out.y, out.lower, out.upper, c["alpha"], cap)
         predictions = _predictions_frame(problem, out)
+        record.update(method.diagnostics())
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)
     except Exception as exc:  # recorded, so that one failing task does not stop the others

@@ -28,8 +28,14 @@ def fesp_problem(
     data_dir: str | os.PathLike | None = None,
     test_start: str = "2019-01-01",
     test_days: int | None = None,
+    end: str | None = None,
 ) -> SeriesProblem:
-    """Load the prices as 24 hourly series; ``test_days`` keeps only the first test days."""
+    """Load the prices as 24 hourly series.
+
+    ``test_days`` keeps only the first test days; ``end`` drops the days from that
+    date on (e.g. ``end="2019-01-01"`` with an earlier ``test_start`` tunes a
+    method on the training span only, never touching the 2019 test year).
+    """
     path = locate("fesp", data_dir)
     frame = pd.read_csv(path)
     missing = [c for c in ["Date", TARGET, *FEATURES] if c not in frame.columns]
@@ -43,7 +49,8 @@ def fesp_problem(
     X = frame[FEATURES].to_numpy(float).reshape(n_days, 24, len(FEATURES))
     days = dates.to_numpy()[::24]
     first_test = int(np.searchsorted(days, np.datetime64(pd.Timestamp(test_start))))
-    stop = n_days if test_days is None else min(n_days, first_test + int(test_days))
+    stop = n_days if end is None else int(np.searchsorted(days, np.datetime64(pd.Timestamp(end))))
+    stop = stop if test_days is None else min(stop, first_test + int(test_days))
     return SeriesProblem(
         name="fesp", y=y[:stop], X=X[:stop], test_start=first_test,
         time=np.datetime_as_string(days[:stop], unit="D"),

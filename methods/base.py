@@ -115,6 +115,10 @@ class IntervalMethod(ABC):
     def update(self, y: np.ndarray) -> None:
         """Reveal the targets of the last prediction (series, online); default: ignore."""
 
+    def diagnostics(self) -> dict:
+        """Scalar facts about the run worth recording (e.g. how often a fallback fired)."""
+        return {}
+
 
 _REGISTRY: dict[str, type[IntervalMethod]] = {}
 
