@@ -100,3 +100,19 @@ def test_split_conformal_covers_ar1_at_nominal_level(base):
     assert 0.87 <= covered <= 0.93
     # the oracle interval length is 2 * 1.6449 = 3.29 for N(0, 1) noise
     assert np.mean(out.upper - out.lower) == pytest.approx(3.29, rel=0.08)
+
+
+def test_vectorised_grid_equals_the_step_by_step_method():
+    from methods.calibration.aci import aci_online
+
+    problem = ar_problem(n_train=300, n_test=200, seed=5)
+    gammas = [0.0, 0.005, 0.05, 0.3]
+    runs = [run_series(problem, get_method("aci")(gamma=g, base="linear"), kind="offline", window=300)
+            for g in gammas]
+    m = get_method("aci")(base="linear").fit(problem.window(0, 300))
+    points = m.window_fit_.predict(problem.X[300:])
+    lower, upper = aci_online(points, problem.y[300:], m.sorted_scores_, 0.1, gammas)
+    for k, out in enumerate(runs):
+        np.testing.assert_allclose(lower[k], out.lower, rtol=1e-12)
+        np.testing.assert_allclose(upper[k], out.upper, rtol=1e-12)
+    assert np.isinf(upper[3]).any()  # gamma = 0.3 drives alpha_t below 0 at some step

@@ -31,3 +31,30 @@ def aci_errors(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, empty: np.nd
 def aci_next_alpha(alpha_t: np.ndarray, alpha: float, gamma: np.ndarray, err: np.ndarray) -> np.ndarray:
     """alpha_{t+1} = alpha_t + gamma (alpha - err_t)."""
     return alpha_t + gamma * (alpha - err)
+
+
+def aci_online(
+    points: np.ndarray,
+    y: np.ndarray,
+    sorted_scores: np.ndarray,
+    alpha: float,
+    gammas: np.ndarray,
+    fit_of_step: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Run ACI for K gammas at once over T steps: bounds (K, T, G).
+
+    points, y: (T, G); sorted_scores: (n, G), or (F, n, G) with ``fit_of_step``
+    (T,) naming the score set in force at each step. The same three functions
+    as the step-by-step method, so both give the same intervals.
+    """
+    gammas = np.asarray(gammas, dtype=float)[:, None]
+    T, G = points.shape
+    alpha_t = np.full((gammas.shape[0], G), float(alpha))
+    lower = np.empty((gammas.shape[0], T, G))
+    upper = np.empty_like(lower)
+    for t in range(T):
+        scores = sorted_scores if fit_of_step is None else sorted_scores[fit_of_step[t]]
+        width, empty = aci_width(scores, alpha_t)
+        lower[:, t], upper[:, t] = points[t] - width, points[t] + width
+        alpha_t = aci_next_alpha(alpha_t, alpha, gammas, aci_errors(y[t], lower[:, t], upper[:, t], empty))
+    return lower, upper

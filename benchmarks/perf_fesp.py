@@ -1,0 +1,126 @@
+"""Performance figures for the fesp online suite, measured side by side in one run.
+
+    python -m benchmarks.perf_fesp train  [--epochs 20] [--data-dir DIR]
+    python -m benchmarks.perf_fesp aci    [--steps 8760]
+
+``train`` (figure a): seconds per online day-step to fit the base MLPs, the
+naive way (a plain PyTorch loop per model: 24 separate per-hour fits for every
+method, each method fitting its own models) versus pibench's way (the 24 hourly
+models of 8 consecutive days trained as one batched network, one fit shared by
+every split-conformal method). Fewer epochs than the paper's 300 keep it short;
+both sides use the same epochs, so the ratio is the figure.
+
+``aci`` (figure b): the online ACI loop over 8,760 steps for the 30 gammas of
+the grid, pibench's vectorised calibrator versus MAPIE's ACI loop, with the same
+prefit linear model on the same data.
+
+Peak memory (figure c) is measured on the real run:
+``python -m benchmarks.peak_memory -- pibench run --suite fesp -j 2``.
+Single-threaded throughout (BLAS and torch), as the runner's tasks are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+from benchmarks.forecast_stage import CHUNK_FITS, compute_chunk
+from benchmarks.protocols import series_schedule
+from data_loaders.fesp import fesp_problem
+from methods.agaci import GAMMA_GRID
+from methods.forecasters.split import SplitForecaster
+
+
+def naive_fit_seconds(X: np.ndarray, y: np.ndarray, epochs: int, seed: int) -> float:
+    """One per-hour model the usual way: nn.Sequential, torch.optim.SGD, a minibatch loop."""
+    tic = time.perf_counter()
+    torch.manual_seed(seed)
+    Xs = torch.as_tensor((X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1), dtype=torch.float32)
+    ys = torch.as_tensor((y - y.mean()) / y.std(), dtype=torch.float32)
+    model = torch.nn.Sequential(torch.nn.Linear(X.shape[1], 100), torch.nn.Sigmoid(), torch.nn.Linear(100, 1))
+    opt = torch.optim.SGD(model.parameters(), lr=1e-3, momentum=0.9)
+    for _ in range(epochs):
+        order = torch.randperm(len(ys))
+        for start in range(0, len(ys), 100):
+            idx = order[start : start + 100]
+            loss = torch.nn.functional.mse_loss(model(Xs[idx]).squeeze(-1), ys[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return time.perf_counter() - tic
+
+
+def figure_train(args: argparse.Namespace) -> None:
+    problem = fesp_problem(data_dir=args.data_dir)
+    schedule = series_schedule(problem, kind="online", window=1089, retrain_every=1)
+    W, n_train = schedule.window, 1089 - 1089 // 2
+    # naive: a few per-hour fits, timed one by one
+    start = schedule.window_start(schedule.fit_steps[0])
+    per_fit = [naive_fit_seconds(problem.X[start : start + n_train, g], problem.y[start : start + n_train, g],
+                                 args.epochs, g) for g in range(args.naive_fits)]
+    naive_step = 24 * float(np.mean(per_fit))
+    # pibench: one chunk of CHUNK_FITS days x 24 hours, batched; shared by all split methods
+    forecaster = SplitForecaster(base="mlp", base_params=(("epochs", args.epochs),), random_state=0)
+    tic = time.perf_counter()
+    compute_chunk(problem, schedule, forecaster, range(CHUNK_FITS))
+    ours_step = (time.perf_counter() - tic) / CHUNK_FITS
+    print(f"(a) base-model fitting per online day-step, {args.epochs} epochs, 1 thread, window {W}:")
+    print(f"    naive, one method  : {naive_step:8.2f} s  (24 x {np.mean(per_fit):.3f} s per separate fit)")
+    print(f"    pibench, all split methods together: {ours_step:8.2f} s  (24 x {CHUNK_FITS} models batched)")
+    for label, n_methods in (("ACI gamma 0 and 0.01, AgACI, NexCP", 4), ("the 30-gamma sweep, AgACI, NexCP", 32)):
+        print(f"    ratio with {n_methods:2d} methods ({label}): {n_methods * naive_step / ours_step:7.1f}x")
+    print(f"    paper scale (365 steps, 300 epochs) for pibench, extrapolated: "
+          f"{ours_step * 365 * 300 / args.epochs / 60:.1f} core-minutes")
+
+
+def figure_aci(args: argparse.Namespace) -> None:
+    from mapie.regression import TimeSeriesRegressor  # noqa: F401  (imported here: optional figure)
+
+    from methods.calibration.aci import aci_online
+    from methods.mapie_methods import mapie_aci_loop
+
+    rng = np.random.default_rng(0)
+    T, n = args.steps, 1000
+    x = rng.normal(size=(n + n + T, 3))
+    y = x @ np.array([1.0, -0.5, 0.25]) + rng.standard_t(df=5, size=len(x))
+    X_train, y_train = x[:n], y[:n]
+    X_cal, y_cal, X_test, y_test = x[n : 2 * n], y[n : 2 * n], x[2 * n :], y[2 * n :]
+    coef = np.linalg.lstsq(np.c_[np.ones(n), X_train], y_train, rcond=None)[0]
+    predict = lambda X: coef[0] + X @ coef[1:]  # noqa: E731
+    scores = np.sort(np.abs(y_cal - predict(X_cal)))[:, None]
+    tic = time.perf_counter()
+    aci_online(predict(X_test)[:, None], y_test[:, None], scores, 0.1, np.asarray(GAMMA_GRID))
+    ours = time.perf_counter() - tic
+    steps_mapie = min(T, args.mapie_steps)
+    tic = time.perf_counter()
+    mapie_aci_loop(X_train, y_train, X_cal, y_cal, X_test[:steps_mapie], y_test[:steps_mapie], GAMMA_GRID, 0.1)
+    mapie = (time.perf_counter() - tic) * T / steps_mapie
+    print(f"(b) online ACI, {T} steps x {len(GAMMA_GRID)} gammas, prefit linear model:")
+    print(f"    pibench (vectorised over gammas): {ours:8.3f} s")
+    print(f"    MAPIE TimeSeriesRegressor loop   : {mapie:8.1f} s"
+          + (f"  (measured on {steps_mapie} steps, scaled to {T})" if steps_mapie < T else ""))
+    print(f"    ratio: {mapie / ours:.0f}x")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="figure", required=True)
+    train = sub.add_parser("train")
+    train.add_argument("--epochs", type=int, default=20)
+    train.add_argument("--naive-fits", type=int, default=6, help="per-hour fits timed for the naive side")
+    train.add_argument("--data-dir", default=None)
+    aci = sub.add_parser("aci")
+    aci.add_argument("--steps", type=int, default=8760)
+    aci.add_argument("--mapie-steps", type=int, default=8760, help="steps actually run through MAPIE")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    with threadpool_limits(1):
+        (figure_train if args.figure == "train" else figure_aci)(args)
+
+
+if __name__ == "__main__":
+    main()
