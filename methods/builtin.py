@@ -1,3 +1,3 @@
 """Built-in methods, imported for their registration side effect."""
 
-from methods import aci, agaci, autoreg, enbpi, nexcp  # noqa: F401
+from methods import aci, agaci, autoreg, enbpi, mapie_methods, nexcp  # noqa: F401

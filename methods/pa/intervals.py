@@ -1,0 +1,333 @@
+"""Asymptotic-normal prediction intervals for a sparse network (SPEC §3.1, paper §4).
+
+Setting: a network mu(x; beta) with Gaussian likelihood, trained and sparsified;
+gamma-hat = the kept (mask True) weights, R = their number, n = training size,
+H = number of outputs (horizons). All computations run in float64 on a copy of the
+model; pruned entries are held fixed at exactly 0 (whatever the module stores).
+
+* sigma2_hat_h = sum_i (y_ih - mu_ih)^2 / (n - R - dof_offset)   (per horizon h)
+* l_n(beta) = (1/n) sum_i sum_h [ -(y_ih - mu_ih)^2 / (2 sigma2_hat_h) ] + const
+* A = -Hess l_n over the kept weights
+    = (1/n) sum_i sum_h [ J_ih J_ih' - (y_ih - mu_ih) Hess mu_ih ] / sigma2_hat_h   ("exact")
+    ~ (1/n) sum_i sum_h J_ih J_ih' / sigma2_hat_h                                    ("ggn")
+* varsigma2_h(x) = g_h' A^{-1} g_h with g_h = d mu_h(x) / d gamma   (diagonal of G' A^{-1} G)
+* interval_h: mu_h(x) +/- z_{alpha/(2H)} sqrt(varsigma2_h(x) / n + sigma2_hat_h)
+  (Bonferroni over the H horizons, so joint coverage >= 1 - alpha; H = 1 gives z_{alpha/2}).
+
+Normalisation (decided by the OLS test in tests/test_pa_intervals.py). SPEC §3.1 reads
+``varsigma2/(n - R) + sigma2_hat`` with ``sigma2_hat = RSS/(n - R - 1)``. For a linear
+model mu = x'beta (R = p + 1 coefficients, intercept included, Hess mu = 0) one has
+A = X'X / (n sigma2_hat), so varsigma2(x0) = n sigma2_hat x0'(X'X)^{-1} x0 and
+the variance of mu-hat(x0) is varsigma2 / n, not varsigma2 / (n - R). The
+statsmodels OLS predictive variance sigma2_ols (1 + x0'(X'X)^{-1} x0) with
+sigma2_ols = RSS/(n - p - 1) = RSS/(n - R) is then reproduced exactly by
+
+    varsigma2 / n + sigma2_hat,   sigma2_hat = RSS / (n - R)      (dof_offset = 0, default).
+
+(Equivalently: compute A with the maximum-likelihood variance RSS/n and divide by
+n - R; the two readings give identical numbers.) ``dof_offset=1`` gives the SPEC's
+literal RSS/(n - R - 1), which differs from OLS by a factor (n - R)/(n - R - 1).
+
+Singular / indefinite A (e.g. redundant weights, or a non-convex point for "exact"):
+if lambda_min(A) <= eps * lambda_max(A), eigenvalues below eps * lambda_max are
+raised to eps * lambda_max and A^{-1} = V diag(1/lambda) V' ("eigen_clip"); this is
+recorded in ``diagnostics``.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+import torch
+from scipy.stats import norm
+from torch.func import functional_call, grad, jacrev
+
+from data_loaders.validation import check_alpha
+
+HessianKind = Literal["auto", "exact", "ggn"]
+
+
+def _as_double(a) -> torch.Tensor:
+    if isinstance(a, torch.Tensor):
+        return a.detach().to(dtype=torch.float64)
+    return torch.as_tensor(np.asarray(a), dtype=torch.float64)
+
+
+def _chunks(n: int, size: int | None):
+    size = n if size is None or size <= 0 else int(size)
+    for start in range(0, n, size):
+        yield slice(start, min(start + size, n))
+
+
+class FlatModel:
+    """A float64 copy of ``model`` seen as a function of the flat vector of kept weights.
+
+    ``masks`` maps parameter names to bool tensors of the parameter's shape (True =
+    kept); ``None``, or a name absent from ``masks``, means every entry is kept.
+    Parameters with ``requires_grad=False`` are held fixed and not counted. The flat
+    vector ``theta`` (length R) lists the kept entries parameter by parameter
+    (``named_parameters`` order, row-major within a parameter); pruned entries are
+    fixed at 0. The copy is put in eval mode (no dropout, running BatchNorm stats).
+    """
+
+    def __init__(self, model: torch.nn.Module, masks: Mapping[str, torch.Tensor] | None = None):
+        masks = dict(masks or {})
+        params = dict(model.named_parameters())
+        unknown = sorted(set(masks) - set(params))
+        if unknown:
+            raise ValueError(f"masks name unknown parameters: {unknown}")
+        self.names: list[str] = []
+        self.shapes: list[torch.Size] = []
+        kept: list[torch.Tensor] = []
+        offset = 0
+        for name, p in params.items():
+            if not p.requires_grad:
+                continue
+            if name in masks:
+                m = torch.as_tensor(masks[name]).detach().to("cpu")
+                if m.shape != p.shape:
+                    raise ValueError(f"mask for {name!r} has shape {tuple(m.shape)}, parameter {tuple(p.shape)}")
+                idx = torch.nonzero(m.reshape(-1).bool(), as_tuple=False).reshape(-1)
+            else:
+                idx = torch.arange(p.numel())
+            self.names.append(name)
+            self.shapes.append(p.shape)
+            kept.append(idx + offset)
+            offset += p.numel()
+        self.n_total = offset
+        self.kept_index = torch.cat(kept) if kept else torch.zeros(0, dtype=torch.long)
+        self.net = copy.deepcopy(model).to(device="cpu", dtype=torch.float64).eval()
+        full = torch.cat([params[name].detach().to("cpu", torch.float64).reshape(-1) for name in self.names]) \
+            if self.names else torch.zeros(0, dtype=torch.float64)
+        self.theta0 = full[self.kept_index].clone()
+
+    @property
+    def n_kept(self) -> int:
+        """R, the number of kept weights."""
+        return int(self.kept_index.numel())
+
+    def to_params(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Flat kept weights -> {name: tensor}, pruned entries exactly 0 (differentiable in theta)."""
+        full = torch.zeros(self.n_total, dtype=theta.dtype, device=theta.device)
+        full = full.index_put((self.kept_index,), theta)
+        out, start = {}, 0
+        for name, shape in zip(self.names, self.shapes):
+            k = shape.numel()
+            out[name] = full[start:start + k].view(shape)
+            start += k
+        return out
+
+    def forward(self, theta: torch.Tensor, X: torch.Tensor) -> torch.Tensor:
+        """mu(X; theta) as an (m, H) tensor (a (m,) output becomes (m, 1))."""
+        out = functional_call(self.net, self.to_params(theta), (X,))
+        return out.reshape(X.shape[0], -1)
+
+    def log_likelihood(self, theta: torch.Tensor, X: torch.Tensor, Y: torch.Tensor,
+                       sigma2: torch.Tensor, n: int | None = None) -> torch.Tensor:
+        """l = -(1/n) sum_i sum_h (y_ih - mu_ih)^2 / (2 sigma2_h), constant dropped.
+
+        ``n`` defaults to len(X); pass the full training size to get one chunk's share
+        of the average log-likelihood.
+        """
+        n = X.shape[0] if n is None else n
+        r = Y - self.forward(theta, X)
+        return -(r.square() / (2.0 * sigma2)).sum() / n
+
+    def hessian(self, theta, X, Y, sigma2, *, chunk_size: int | None = 256,
+                vmap_chunk: int | None = 512) -> torch.Tensor:
+        """Exact Hessian of the average log-likelihood l_n over the kept weights, (R, R).
+
+        Reverse-over-reverse (``jacrev(grad(l))``), summed over chunks of training rows.
+        """
+        n = X.shape[0]
+        hess = torch.zeros(self.n_kept, self.n_kept, dtype=torch.float64)
+        for sl in _chunks(n, chunk_size):
+            f = lambda th, Xc=X[sl], Yc=Y[sl]: self.log_likelihood(th, Xc, Yc, sigma2, n)  # noqa: E731
+            hess += jacrev(grad(f), chunk_size=vmap_chunk)(theta)
+        return 0.5 * (hess + hess.T)
+
+    def jacobian(self, theta, X, *, chunk_size: int | None = 256,
+                 vmap_chunk: int | None = 512) -> torch.Tensor:
+        """d mu(X) / d theta, shape (m, H, R)."""
+        parts = [jacrev(lambda th, Xc=X[sl]: self.forward(th, Xc), chunk_size=vmap_chunk)(theta)
+                 for sl in _chunks(X.shape[0], chunk_size)]
+        return torch.cat(parts, dim=0)
+
+    def gauss_newton(self, theta, X, sigma2, *, chunk_size: int | None = 256,
+                     vmap_chunk: int | None = 512) -> torch.Tensor:
+        """GGN / Fisher approximation of -Hess l_n: (1/n) sum_i sum_h J_ih J_ih' / sigma2_h, (R, R)."""
+        n = X.shape[0]
+        A = torch.zeros(self.n_kept, self.n_kept, dtype=torch.float64)
+        w = 1.0 / sigma2.sqrt()
+        for sl in _chunks(n, chunk_size):
+            J = self.jacobian(theta, X[sl], chunk_size=None, vmap_chunk=vmap_chunk)  # (c, H, R)
+            Jw = (J * w[None, :, None]).reshape(-1, self.n_kept)
+            A += Jw.T @ Jw
+        A /= n
+        return 0.5 * (A + A.T)
+
+
+def inverse_with_eigen_clip(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, dict]:
+    """Inverse of the symmetric matrix A via its eigendecomposition, clipping if needed.
+
+    If lambda_min <= eps * lambda_max, every eigenvalue <= eps * lambda_max is replaced
+    by eps * lambda_max. Returns (A^{-1}, {"fallback", "n_clipped", "min_eigenvalue",
+    "max_eigenvalue"}).
+    """
+    A = 0.5 * (A + A.T)
+    lam, V = torch.linalg.eigh(A)
+    lam_min, lam_max = float(lam[0]), float(lam[-1])
+    if not lam_max > 0.0:
+        raise ValueError(
+            f"-Hessian has no positive eigenvalue (max {lam_max:.3g}); the kept weights do "
+            "not affect the fitted outputs"
+        )
+    floor = eps * lam_max
+    clipped = lam <= floor
+    n_clipped = int(clipped.sum())
+    if n_clipped:
+        lam = torch.where(clipped, torch.full_like(lam, floor), lam)
+    inv = (V / lam) @ V.T
+    info = {
+        "fallback": "eigen_clip" if n_clipped else None,
+        "n_clipped": n_clipped,
+        "min_eigenvalue": lam_min,
+        "max_eigenvalue": lam_max,
+    }
+    return 0.5 * (inv + inv.T), info
+
+
+@dataclass
+class AsymptoticNormalIntervals:
+    """Fitted state of the asymptotic-normal intervals; build with :func:`fit_asymptotic_normal`.
+
+    ``sigma2_hat`` has shape (H,) (H = 1 for a single output); ``a_inv`` is (-Hess l_n)^{-1}
+    (or the GGN inverse) over the R = ``n_kept`` kept weights.
+    """
+
+    flat: FlatModel
+    theta: torch.Tensor
+    a_inv: torch.Tensor
+    sigma2_hat: np.ndarray
+    n_train: int
+    n_kept: int
+    single_output: bool
+    diagnostics: dict = field(default_factory=dict)
+    chunk_size: int | None = 256
+    vmap_chunk: int | None = 512
+
+    @property
+    def n_outputs(self) -> int:
+        return int(self.sigma2_hat.shape[0])
+
+    def predictive_variance(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(point, var_mu, var_total), each (m, H): var_mu = varsigma2 / n, var_total = var_mu + sigma2_hat."""
+        X = _as_double(X)
+        with torch.no_grad():
+            point = self.flat.forward(self.theta, X)
+        G = self.flat.jacobian(self.theta, X, chunk_size=self.chunk_size, vmap_chunk=self.vmap_chunk)
+        if G.shape[1] != self.n_outputs:
+            raise ValueError(f"model returns {G.shape[1]} outputs, fitted with {self.n_outputs}")
+        varsigma2 = torch.einsum("mhr,rs,mhs->mh", G, self.a_inv, G)
+        var_mu = varsigma2.clamp_min(0.0) / self.n_train
+        var_total = var_mu + torch.as_tensor(self.sigma2_hat)[None, :]
+        return point.numpy(), var_mu.numpy(), var_total.numpy()
+
+    def critical_value(self, alpha: float) -> float:
+        """z_{alpha/(2H)}: Bonferroni over the H outputs."""
+        return float(norm.ppf(1.0 - check_alpha(alpha) / (2.0 * self.n_outputs)))
+
+    def predict(self, X, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(point, lower, upper): mu(x) -/+ z_{alpha/(2H)} sqrt(varsigma2(x)/n + sigma2_hat).
+
+        Shapes (m,) when fitted on y of shape (n,), else (m, H).
+        """
+        z = self.critical_value(alpha)
+        point, _, var_total = self.predictive_variance(X)
+        half = z * np.sqrt(var_total)
+        out = (point, point - half, point + half)
+        if self.single_output:
+            out = tuple(a[:, 0] for a in out)
+        return out
+
+
+def fit_asymptotic_normal(
+    model: torch.nn.Module,
+    masks: Mapping[str, torch.Tensor] | None,
+    X_train,
+    y_train,
+    *,
+    hessian: HessianKind = "auto",
+    max_exact: int = 3000,
+    eps: float = 1e-8,
+    chunk_size: int | None = 256,
+    vmap_chunk: int | None = 512,
+    dof_offset: int = 0,
+) -> AsymptoticNormalIntervals:
+    """Fit the asymptotic-normal intervals of a trained, sparsified network (see module doc).
+
+    masks: parameter name -> bool tensor (True = kept); None = all kept. y_train is (n,)
+    or (n, H); the model maps X (m, ...) to (m,) or (m, H). ``hessian``: "exact"
+    (Hessian of l_n), "ggn" (J'J / (n sigma2)), "auto" = exact if R <= max_exact and
+    -Hess l_n is positive definite there, else ggn (``diagnostics["exact_not_pd"]``).
+    ``chunk_size`` = training rows per Jacobian/Hessian block, ``vmap_chunk`` = jacrev's
+    vectorisation chunk (bounds memory; None = all R at once).
+    sigma2_hat uses n - R - dof_offset.
+    """
+    if hessian not in ("auto", "exact", "ggn"):
+        raise ValueError(f"hessian must be 'auto', 'exact' or 'ggn', got {hessian!r}")
+    X = _as_double(X_train)
+    y = _as_double(y_train)
+    if y.ndim not in (1, 2):
+        raise ValueError(f"y_train must be (n,) or (n, H), got shape {tuple(y.shape)}")
+    single = y.ndim == 1
+    Y = y.reshape(y.shape[0], -1)
+    n, H = Y.shape
+    if X.shape[0] != n:
+        raise ValueError(f"X_train has {X.shape[0]} rows, y_train {n}")
+
+    flat = FlatModel(model, masks)
+    R = flat.n_kept
+    if R == 0:
+        raise ValueError("the model keeps no weights")
+    dof = n - R - dof_offset
+    if dof <= 0:
+        raise ValueError(
+            f"the model keeps too many weights for n: sigma2_hat needs n - R - dof_offset > 0, "
+            f"but n = {n}, R = {R} kept weights, dof_offset = {dof_offset}"
+        )
+    theta = flat.theta0
+    with torch.no_grad():
+        mu = torch.cat([flat.forward(theta, X[sl]) for sl in _chunks(n, chunk_size)])
+    if mu.shape != Y.shape:
+        raise ValueError(f"model output has shape {tuple(mu.shape)} (as (m, H)), y_train {tuple(Y.shape)}")
+    sigma2 = (Y - mu).square().sum(0) / dof
+    if not bool(torch.all(sigma2 > 0)):
+        raise ValueError("zero training residuals: sigma2_hat = 0")
+
+    kind = hessian if hessian != "auto" else ("exact" if R <= max_exact else "ggn")
+    exact_not_pd = False
+    if kind == "exact":
+        A = -flat.hessian(theta, X, Y, sigma2, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+        if hessian == "auto":
+            # Away from an exact optimum, -Hess l_n can have negative eigenvalues; clipping
+            # them to eps * lambda_max inflates the variance without bound along those
+            # directions, so "auto" switches to the always-PSD Gauss-Newton matrix instead.
+            eig = torch.linalg.eigvalsh(A.detach())
+            exact_not_pd = bool(eig[0] <= eps * eig[-1])
+            if exact_not_pd:
+                kind = "ggn"
+                A = flat.gauss_newton(theta, X, sigma2, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+    else:
+        A = flat.gauss_newton(theta, X, sigma2, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+    a_inv, info = inverse_with_eigen_clip(A.detach(), eps)
+    diagnostics = {"hessian": kind, "exact_not_pd": exact_not_pd, **info}
+    return AsymptoticNormalIntervals(
+        flat=flat, theta=theta, a_inv=a_inv, sigma2_hat=sigma2.numpy(), n_train=n,
+        n_kept=R, single_output=single, diagnostics=diagnostics,
+        chunk_size=chunk_size, vmap_chunk=vmap_chunk,
+    )

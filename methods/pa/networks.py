@@ -1,0 +1,60 @@
+"""Networks PA trains (SPEC §3.1): MLP (fesp), Elman RNN (order selection), LSTM (sets).
+
+Each maps a batch of inputs to (m,) or (m, H) outputs, so that the PA trainer and
+the interval construction treat them alike.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class MLP(nn.Module):
+    """x (m, p) -> (m,) or (m, H): one hidden layer (paper fesp: 100 sigmoid units)."""
+
+    def __init__(self, n_features: int, hidden: int = 100, outputs: int = 1, activation: str = "sigmoid"):
+        super().__init__()
+        self.hidden = nn.Linear(n_features, hidden)
+        self.out = nn.Linear(hidden, outputs)
+        self.act = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "relu": torch.relu}[activation]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.out(self.act(self.hidden(x)))
+        return y.squeeze(-1) if y.shape[-1] == 1 else y
+
+
+class ElmanRNN(nn.Module):
+    """x (m, T, k) -> (m,): h_t = tanh(W x_t + V h_{t-1} + b), output from the last state.
+
+    Input k is the window of lags fed at each step (the paper's window size); the
+    hidden-to-hidden matrix V is what order selection counts ("#hidden link").
+    """
+
+    def __init__(self, window: int, hidden: int = 1000, outputs: int = 1):
+        super().__init__()
+        self.input = nn.Linear(window, hidden)
+        self.recurrent = nn.Linear(hidden, hidden, bias=False)
+        self.out = nn.Linear(hidden, outputs)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.zeros(x.shape[0], self.recurrent.in_features, dtype=x.dtype)
+        drive = self.input(x)  # (m, T, hidden)
+        for t in range(x.shape[1]):
+            h = torch.tanh(drive[:, t] + self.recurrent(h))
+        y = self.out(h)
+        return y.squeeze(-1) if y.shape[-1] == 1 else y
+
+
+class LSTMForecaster(nn.Module):
+    """x (m, T, d) -> (m, H): an LSTM encoder and a linear head on the last hidden state."""
+
+    def __init__(self, n_features: int = 1, hidden: int = 20, horizon: int = 1):
+        super().__init__()
+        self.lstm = nn.LSTM(n_features, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, horizon)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, (h, _) = self.lstm(x)
+        y = self.out(h[-1])
+        return y.squeeze(-1) if y.shape[-1] == 1 else y

@@ -1,0 +1,246 @@
+"""PA asymptotic-normal intervals (SPEC §3.1): exact Hessian vs finite differences,
+exact reduction to OLS, GGN vs exact, eigen-clip fallback, Bonferroni multi-horizon,
+masked weights held at zero."""
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+import torch
+from scipy.stats import norm
+from torch.func import grad
+
+from methods.pa.intervals import FlatModel, fit_asymptotic_normal, inverse_with_eigen_clip
+
+
+def tiny_mlp(seed=0):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.Tanh(), torch.nn.Linear(3, 1),
+                               torch.nn.Flatten(0))
+
+
+def tiny_masks():
+    m0 = torch.ones(3, 2, dtype=torch.bool)
+    m0[0, 1] = m0[2, 0] = False
+    m2 = torch.tensor([[True, False, True]])
+    return {"0.weight": m0, "2.weight": m2}
+
+
+def mlp_data(n=20, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    X = torch.randn(n, 2, generator=g, dtype=torch.float64)
+    y = torch.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.3 * torch.randn(n, generator=g, dtype=torch.float64)
+    return X, y
+
+
+def linear_model(X, y):
+    """nn.Linear set to the OLS solution of y (n,) or (n, H) on X."""
+    Xc = np.column_stack([np.ones(len(X)), X])
+    beta = np.linalg.lstsq(Xc, y, rcond=None)[0]
+    beta = beta.reshape(Xc.shape[1], -1)
+    lin = torch.nn.Linear(X.shape[1], beta.shape[1]).double()
+    with torch.no_grad():
+        lin.bias.copy_(torch.from_numpy(beta[0]))
+        lin.weight.copy_(torch.from_numpy(beta[1:].T))
+    return lin if beta.shape[1] > 1 else torch.nn.Sequential(lin, torch.nn.Flatten(0))
+
+
+def linear_data(n, p=3, seed=0, noise_sd=(1.0,)):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p)) * np.array([1.0, 2.0, 0.5][:p]) + 0.3
+    coefs = rng.normal(size=(p, len(noise_sd)))
+    y = 1.5 + X @ coefs + rng.normal(size=(n, len(noise_sd))) * np.array(noise_sd)
+    return X, (y[:, 0] if len(noise_sd) == 1 else y)
+
+
+def test_exact_hessian_matches_finite_differences_of_gradient():
+    model, masks = tiny_mlp(), tiny_masks()
+    X, y = mlp_data()
+    flat = FlatModel(model, masks)
+    assert flat.n_kept == (6 + 3 + 3 + 1) - 3
+    Y, sigma2 = y[:, None], torch.tensor([0.7], dtype=torch.float64)
+    theta = flat.theta0
+    hess = flat.hessian(theta, X, Y, sigma2, chunk_size=7)  # several chunks summed
+    g = grad(lambda th: flat.log_likelihood(th, X, Y, sigma2))
+    h = 1e-5
+    fd = torch.stack([(g(theta + h * e) - g(theta - h * e)) / (2 * h)
+                      for e in torch.eye(flat.n_kept, dtype=torch.float64)], dim=1)
+    assert torch.max(torch.abs(hess - fd)) < 1e-5
+    # -Hess l_n = (1/(n sigma2)) sum_i [J_i J_i' - r_i Hess mu_i]: differs from the GGN here
+    assert torch.max(torch.abs(hess)) > 1e-3
+
+
+@pytest.mark.parametrize("hessian", ["exact", "ggn"])
+def test_linear_gaussian_reduces_exactly_to_ols(hessian):
+    n, x_new = 40, np.array([[0.2, -1.0, 0.5], [3.0, 2.0, -1.0], [0.0, 0.0, 0.0]])
+    X, y = linear_data(n)
+    fit = fit_asymptotic_normal(linear_model(X, y), None, torch.from_numpy(X), torch.from_numpy(y),
+                                hessian=hessian)
+    assert fit.n_kept == X.shape[1] + 1
+    res = sm.OLS(y, sm.add_constant(X)).fit()
+    pred = res.get_prediction(sm.add_constant(x_new, has_constant="add"))
+    point, var_mu, var_total = fit.predictive_variance(torch.from_numpy(x_new))
+    # sigma2_hat = RSS / (n - R) = statsmodels' scale; var(mu-hat) = varsigma2 / n
+    np.testing.assert_allclose(fit.sigma2_hat[0], res.scale, rtol=1e-10)
+    np.testing.assert_allclose(point[:, 0], pred.predicted_mean, rtol=1e-10)
+    np.testing.assert_allclose(np.sqrt(var_mu[:, 0]), pred.se_mean, rtol=1e-8)
+    np.testing.assert_allclose(np.sqrt(var_total[:, 0]), pred.se_obs, rtol=1e-8)
+    # the SPEC's literal reading would be off by ~3% here: sigma2 = RSS/(n - R - 1) (also in the
+    # Hessian, so varsigma2 = n * var_mu * (n - 4)/(n - 5)) and varsigma2/(n - R), R = 4
+    spec_literal = res.ssr / (n - 5) + var_mu[:, 0] * n / (n - 5)
+    assert np.all(np.abs(spec_literal / pred.se_obs**2 - 1) > 1e-2)
+
+
+def test_linear_gaussian_bounds_match_statsmodels_large_n():
+    X, y = linear_data(20000, seed=3)
+    x_new = np.array([[0.2, -1.0, 0.5], [3.0, 2.0, -1.0]])
+    fit = fit_asymptotic_normal(linear_model(X, y), None, torch.from_numpy(X), torch.from_numpy(y))
+    point, lower, upper = fit.predict(torch.from_numpy(x_new), alpha=0.1)
+    assert point.shape == lower.shape == upper.shape == (2,)
+    ci = sm.OLS(y, sm.add_constant(X)).fit().get_prediction(
+        sm.add_constant(x_new, has_constant="add")).conf_int(obs=True, alpha=0.1)
+    np.testing.assert_allclose(lower, ci[:, 0], rtol=1e-3)
+    np.testing.assert_allclose(upper, ci[:, 1], rtol=1e-3)
+
+
+def test_dof_offset_and_too_many_weights():
+    X, y = linear_data(40)
+    model = linear_model(X, y)
+    X_t, y_t = torch.from_numpy(X), torch.from_numpy(y)
+    spec = fit_asymptotic_normal(model, None, X_t, y_t, dof_offset=1)
+    rss = np.sum((y - model(X_t).detach().numpy()) ** 2)
+    np.testing.assert_allclose(spec.sigma2_hat[0], rss / (40 - 4 - 1), rtol=1e-10)
+    with pytest.raises(ValueError, match="too many weights"):
+        fit_asymptotic_normal(model, None, X_t[:5], y_t[:5], dof_offset=1)
+
+
+def test_ggn_equals_exact_for_linear_and_differs_for_nonlinear():
+    X, y = linear_data(50)
+    X_t, Y = torch.from_numpy(X), torch.from_numpy(y)[:, None]
+    flat = FlatModel(linear_model(X, y))
+    s2 = torch.tensor([1.3], dtype=torch.float64)
+    exact = -flat.hessian(flat.theta0, X_t, Y, s2)
+    ggn = flat.gauss_newton(flat.theta0, X_t, s2)
+    np.testing.assert_allclose(ggn.numpy(), exact.numpy(), rtol=1e-8, atol=1e-12 * exact.abs().max().item())
+
+    Xn, yn = mlp_data()
+    flat = FlatModel(tiny_mlp(), tiny_masks())
+    residual = yn - flat.forward(flat.theta0, Xn)[:, 0]
+    assert residual.abs().max() > 0.1
+    exact = -flat.hessian(flat.theta0, Xn, yn[:, None], s2)
+    ggn = flat.gauss_newton(flat.theta0, Xn, s2)
+    assert torch.max(torch.abs(ggn - exact)) > 1e-3 * torch.max(torch.abs(exact))
+    kinds = {h: fit_asymptotic_normal(tiny_mlp(), tiny_masks(), Xn, yn, hessian=h).diagnostics["hessian"]
+             for h in ("exact", "ggn")}
+    assert kinds == {"exact": "exact", "ggn": "ggn"}
+    auto = fit_asymptotic_normal(tiny_mlp(), tiny_masks(), Xn, yn, max_exact=5)
+    assert auto.diagnostics["hessian"] == "ggn"
+
+
+class SumModel(torch.nn.Module):
+    """mu = (a + b) x: only a + b is identified, so -Hess is singular."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Parameter(torch.tensor(0.3))
+        self.b = torch.nn.Parameter(torch.tensor(0.5))
+
+    def forward(self, x):
+        return (self.a + self.b) * x[:, 0]
+
+
+@pytest.mark.parametrize("hessian", ["exact", "ggn"])
+def test_singular_hessian_eigen_clip_fallback(hessian):
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(200, 1))
+    y = 0.8 * x[:, 0] + rng.normal(size=200)
+    fit = fit_asymptotic_normal(SumModel(), None, torch.from_numpy(x), torch.from_numpy(y), hessian=hessian)
+    d = fit.diagnostics
+    assert d["fallback"] == "eigen_clip" and d["n_clipped"] >= 1 and d["hessian"] == hessian
+    assert d["min_eigenvalue"] <= 1e-8 * d["max_eigenvalue"]
+    x_new = torch.tensor([[0.5], [-2.0]], dtype=torch.float64)
+    point, lower, upper = fit.predict(x_new, alpha=0.1)
+    assert np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < point)
+    # the gradient lies in the identified direction, so var(mu-hat) = sigma2_hat x0^2 / sum x^2
+    _, var_mu, _ = fit.predictive_variance(x_new)
+    expected = fit.sigma2_hat[0] * x_new[:, 0].numpy() ** 2 / np.sum(x**2)
+    np.testing.assert_allclose(var_mu[:, 0], expected, rtol=1e-6)
+
+
+def test_eigen_clip_not_used_for_positive_definite():
+    inv, info = inverse_with_eigen_clip(torch.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=torch.float64))
+    assert info["fallback"] is None and info["n_clipped"] == 0
+    np.testing.assert_allclose(inv.numpy(), np.linalg.inv([[2.0, 0.5], [0.5, 1.0]]), rtol=1e-12)
+    with pytest.raises(ValueError, match="no positive eigenvalue"):
+        inverse_with_eigen_clip(torch.zeros(2, 2, dtype=torch.float64))
+
+
+def test_multi_horizon_per_horizon_variance_and_bonferroni():
+    n = 20000
+    X, y = linear_data(n, seed=5, noise_sd=(1.0, 3.0))
+    fit = fit_asymptotic_normal(linear_model(X, y), None, torch.from_numpy(X), torch.from_numpy(y))
+    assert fit.n_kept == 2 * 4 and fit.n_outputs == 2
+    np.testing.assert_allclose(fit.sigma2_hat, [1.0, 9.0], rtol=0.05)
+    x_new = torch.tensor([[0.2, -1.0, 0.5], [3.0, 2.0, -1.0], [1.0, 1.0, 1.0]], dtype=torch.float64)
+    point, lower, upper = fit.predict(x_new, alpha=0.1)
+    assert point.shape == lower.shape == upper.shape == (3, 2)
+    _, var_mu, var_total = fit.predictive_variance(x_new)
+    np.testing.assert_allclose((upper - point) / np.sqrt(var_total), norm.ppf(1 - 0.1 / 4), rtol=1e-12)
+    np.testing.assert_allclose((point - lower) / np.sqrt(var_total), norm.ppf(1 - 0.025), rtol=1e-12)
+    # separate heads: each horizon's variance is its own OLS predictive variance, except that
+    # sigma2_hat_h divides by n - R with R = 8 (all kept weights) where OLS per horizon uses n - 4
+    for h in range(2):
+        pred = sm.OLS(y[:, h], sm.add_constant(X)).fit().get_prediction(sm.add_constant(x_new.numpy()))
+        np.testing.assert_allclose(var_total[:, h], pred.se_obs**2 * (n - 4) / (n - 8), rtol=1e-8)
+
+
+def test_pruned_entries_are_fixed_at_zero_and_not_counted():
+    X, y = mlp_data(n=30)
+    masks = tiny_masks()
+    base = tiny_mlp()
+    with torch.no_grad():
+        for name, p in base.named_parameters():
+            if name in masks:
+                p.mul_(masks[name])
+    fit0 = fit_asymptotic_normal(base, masks, X, y)
+    assert fit0.n_kept == sum(p.numel() for p in base.parameters()) - sum(int((~m).sum()) for m in masks.values())
+
+    garbage = tiny_mlp()
+    with torch.no_grad():
+        for name, p in garbage.named_parameters():
+            if name in masks:
+                p[~masks[name]] = 5.0
+    fit1 = fit_asymptotic_normal(garbage, masks, X, y)
+    assert fit1.n_kept == fit0.n_kept
+    x_new = torch.randn(4, 2, dtype=torch.float64)
+    for a, b in zip(fit0.predict(x_new, 0.1), fit1.predict(x_new, 0.1)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(fit0.sigma2_hat, fit1.sigma2_hat, rtol=1e-12)
+    # and it differs from keeping every weight (R changes, pruned weights become free)
+    full = fit_asymptotic_normal(base, None, X, y)
+    assert full.n_kept == fit0.n_kept + 3
+    assert not np.allclose(full.predict(x_new, 0.1)[2], fit0.predict(x_new, 0.1)[2])
+
+
+class TinyRNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(2)
+        self.rnn = torch.nn.RNN(1, 4, batch_first=True)
+        self.head = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        out, _ = self.rnn(x)
+        return self.head(out[:, -1])
+
+
+def test_recurrent_model_both_hessians():
+    g = torch.Generator().manual_seed(6)
+    X = torch.randn(60, 5, 1, generator=g, dtype=torch.float64)
+    y = torch.stack([X[:, -1, 0], X[:, -2, 0]], dim=1) + 0.5 * torch.randn(60, 2, generator=g, dtype=torch.float64)
+    model = TinyRNN()
+    mask = torch.rand(4, 4, generator=g) > 0.5
+    for hessian in ("exact", "ggn"):
+        fit = fit_asymptotic_normal(model, {"rnn.weight_hh_l0": mask}, X, y, hessian=hessian, chunk_size=25)
+        assert fit.n_kept == sum(p.numel() for p in model.parameters()) - int((~mask).sum())
+        point, lower, upper = fit.predict(X[:3], alpha=0.2)
+        assert point.shape == (3, 2) and np.all(np.isfinite(upper - lower)) and np.all(upper > lower)
