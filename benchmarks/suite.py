@@ -17,6 +17,7 @@ A suite file::
     [[methods]]
     name = "aci"
     params = { epochs = 100 }
+    protocol = { kind = "offline" }   # optional, merged over the dataset's
     grid = { gamma = [0.0, 0.01] }    # one task per value, setting "gamma=0.01"
     quick = { params = { epochs = 20 } }
 
@@ -173,10 +174,11 @@ def build_tasks(
             method_cls = get_method(m["name"])
             if method_cls.shape != entry.shape:
                 continue  # a series method has nothing to do on a set dataset, and vice versa
+            method_protocol = protocol if entry.shape == "set" else _merge(protocol, m.get("protocol", {}))
             for params, setting in _grid_points(m):
                 for seed in seeds:
                     tasks.append(Task({
-                        "suite": suite["name"], "dataset": dataset, "protocol": protocol,
+                        "suite": suite["name"], "dataset": dataset, "protocol": method_protocol,
                         "method": {"name": m["name"], "params": params}, "setting": setting,
                         "alpha": alpha, "seed": int(seed),
                     }))
