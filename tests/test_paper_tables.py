@@ -1,0 +1,36 @@
+"""The fesp table in the paper's layout: our values beside the paper's, and the best-gamma rule."""
+
+import pandas as pd
+
+from reports.paper_tables import best_aci_setting, fesp_tables, reference_results
+
+
+def row(method, setting, coverage, mean_length, n_infinite=0):
+    return {"suite": "fesp", "dataset": "fesp", "method": method, "setting": setting, "seed": 0, "status": "ok",
+            "alpha": 0.1, "coverage": coverage, "mean_length": mean_length, "std_length": 1.0,
+            "median_length": mean_length - 1, "iqr_length": 2.0, "n_infinite": n_infinite, "n_test": 8760}
+
+
+def test_reference_values_are_the_papers():
+    ref = reference_results().set_index(["table", "method", "setting", "metric"])
+    assert ref.loc[("fesp_results", "ACI", "online gamma=0.01", "coverage"), "value"] == 90.21
+    assert ref.loc[("fesp_results", "EnbPI-V2", "online", "mean_length"), "std"] == 10.17
+
+
+def test_best_gamma_is_the_shortest_that_covers():
+    aci = pd.DataFrame([row("aci", "gamma=0", 0.93, 24.0), row("aci", "gamma=0.01", 0.905, 22.0),
+                        row("aci", "gamma=0.05", 0.899, 20.0)])
+    assert best_aci_setting(aci) == "gamma=0.01"
+    assert best_aci_setting(aci[aci.coverage < 0.9]) == "gamma=0.05"  # none covers: the highest coverage
+
+
+def test_fesp_table_puts_paper_values_beside_ours():
+    summary = pd.DataFrame([row("aci", "gamma=0", 0.9276, 23.38), row("aci", "gamma=0.01", 0.9046, 21.29),
+                            row("agaci", "default", 0.9137, 22.15), row("aci", "gamma=0.05", 0.898, 31.97, 34)])
+    text = fesp_tables(summary)
+    lines = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert "| 92.76 | 92.89 | 23.38 (1.00) | 24.39 (9.17) |" in lines["ACI gamma=0 online"]
+    assert "| 91.37 | 91.05 | 22.15 (1.00) | 23.27 (14.49) |" in lines["AgACI online"]
+    assert "ACI best (gamma=0.01) online" in lines
+    assert "### fesp: ACI gamma sweep" in text and "| 0.05 | 89.80 | 31.97 (1.00) |" in text
+    assert "EnbPI" not in text.split("### fesp: ACI gamma sweep")[0]  # rows only for methods that ran
