@@ -1,0 +1,51 @@
+"""Read-outs of autoregressive order selection (SPEC §3.1 "Order selection read-out", §4).
+
+For a sparsified RNN whose input at each step is the window (y_{t-1}, ..., y_{t-k}):
+lag j is selected iff some input weight of column j - 1 survives; the estimated
+AR order is the largest selected lag; "#hidden link" counts the nonzero
+hidden-to-hidden weights. Over J datasets with true lag set S and selected sets
+S_j: FSR = sum_j |S_j \\ S| / sum_j |S_j| and NSR = sum_j |S \\ S_j| / (J |S|).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+#: True lag sets of the synthetic processes (SPEC §1.3).
+TRUE_LAGS = {"nlar": frozenset({1, 2, 3, 7}), "expar": frozenset({1})}
+
+
+def selected_lags(input_kept: np.ndarray) -> frozenset[int]:
+    """Lags (1-based) whose column of the kept-input mask (hidden, window) has a survivor."""
+    kept = np.asarray(input_kept, dtype=bool)
+    if kept.ndim != 2:
+        raise ValueError(f"input_kept must be (hidden, window); got shape {kept.shape}.")
+    return frozenset(int(j) + 1 for j in np.flatnonzero(kept.any(axis=0)))
+
+
+def estimated_order(lags: Iterable[int]) -> int:
+    """The largest selected lag (0 when none is selected)."""
+    return max(lags, default=0)
+
+
+def hidden_links(recurrent_kept: np.ndarray) -> int:
+    """Number of nonzero hidden-to-hidden weights."""
+    return int(np.count_nonzero(recurrent_kept))
+
+
+def false_selection_rate(true_lags: Iterable[int], selected: Sequence[Iterable[int]]) -> float:
+    """sum_j |S_j minus S| / sum_j |S_j| (0 when nothing is selected anywhere)."""
+    truth = set(true_lags)
+    chosen = [set(s) for s in selected]
+    total = sum(len(s) for s in chosen)
+    return sum(len(s - truth) for s in chosen) / total if total else 0.0
+
+
+def negative_selection_rate(true_lags: Iterable[int], selected: Sequence[Iterable[int]]) -> float:
+    """sum_j |S minus S_j| / (J |S|): the share of true lags missed."""
+    truth = set(true_lags)
+    if not truth or not selected:
+        raise ValueError("need a non-empty true lag set and at least one selected set.")
+    return sum(len(truth - set(s)) for s in selected) / (len(selected) * len(truth))
