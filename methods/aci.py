@@ -11,7 +11,7 @@ from methods.split_conformal import SplitConformalMethod
 
 @register
 class ACI(SplitConformalMethod):
-    """Adaptive conformal inference; ``gamma = 0`` is online split conformal.
+    """Adaptive conformal inference (gamma = 0 is online split conformal).
 
     alpha_t persists across the online refits: ``refit`` changes the scores, only
     ``fit`` restarts alpha_t at alpha.

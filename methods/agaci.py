@@ -20,8 +20,10 @@ GAMMA_GRID = (
 
 @register
 class AgACI(SplitConformalMethod):
-    """ACI experts at every gamma of the grid; their lower and upper bounds are
-    aggregated separately by BOA on the pinball loss (levels alpha/2 and 1 - alpha/2).
+    """Aggregated ACI: experts at every gamma of the grid, combined by online aggregation.
+
+    The experts' lower and upper bounds are aggregated separately by BOA on the
+    pinball loss (levels alpha/2 and 1 - alpha/2).
 
     Infinite expert bounds are replaced before aggregating by a finite cap: the
     current window's target range widened by its span on each side (per series).
