@@ -35,7 +35,7 @@ def _print_table(results_dir: str) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from benchmarks.store import ResultsStore
-    from reports.paper_tables import fesp_tables
+    from reports.paper_tables import fesp_tables, order_selection_table
     from reports.summary import markdown_table, summary_frame, write_summary
 
     records = ResultsStore(args.results_dir).records()
@@ -45,7 +45,7 @@ def _report(args: argparse.Namespace) -> int:
         return 1
     csv_path = write_summary(records, args.results_dir)
     frame = summary_frame(records)
-    table = markdown_table(frame) + "\n" + fesp_tables(frame)
+    table = "\n".join(t for t in (markdown_table(frame), fesp_tables(frame), order_selection_table(frame)) if t)
     md_path = Path(args.results_dir) / "summary.md"
     md_path.write_text(table)
     print(table)

@@ -121,6 +121,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             if isinstance(problem, SeriesProblem):
                 out = run_series(problem, method, **c["protocol"])
                 metrics = series_metrics(out.y, out.lower, out.upper, c["alpha"], cap)
+                metrics["mspe"] = float(np.mean((out.y - out.point) ** 2))  # mean squared prediction error
             else:
                 out = run_set(problem, method)
                 metrics = set_metrics(out.y, out.lower, out.upper, c["alpha"], cap)

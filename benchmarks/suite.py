@@ -24,6 +24,8 @@ A suite file::
     [quick]                           # suite-level overrides for --quick
     seeds = [0]
 
+An entry's ``quick`` table may set ``skip = true`` to leave it out of --quick.
+
 Tasks = datasets x methods x grid points x seeds, each a plain JSON-able config.
 """
 
@@ -115,7 +117,8 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
     if quick:
         suite = _merge(suite, suite.get("quick", {}))
         for key in ("datasets", "methods"):
-            suite[key] = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
+            merged = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
+            suite[key] = [entry for entry in merged if not entry.get("skip", False)]
     return suite
 
 

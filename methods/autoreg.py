@@ -5,6 +5,8 @@ and (c, phi, sigma2) from ``statsmodels.tsa.ar_model.AutoReg(...).fit()``; this 
 what ``AutoRegResults.get_prediction(...).conf_int(alpha)`` returns one step
 past the fitted sample (checked in tests). The covariates X are ignored: the
 model uses the target's own history, extended by ``update`` between refits.
+With ``lags="aic"`` or ``"bic"`` the order is chosen on each window by
+statsmodels' ``ar_select_order`` (the classical row of the order-selection table).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from scipy.stats import norm
 from statsmodels.tsa.ar_model import AutoReg
 
 from data_loaders.problems import SeriesData
+from methods.ar_order import select_ar_lags
 from methods.base import Interval, IntervalMethod, register
 
 
@@ -24,30 +27,48 @@ class AutoRegInterval(IntervalMethod):
     name = "autoreg"
     shape = "series"
 
-    def __init__(self, alpha: float = 0.1, random_state: int = 0, lags: int = 1, trend: str = "c"):
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, lags: int | str = 1, trend: str = "c",
+                 max_lags: int = 15):
         super().__init__(alpha=alpha, random_state=random_state)
         self.lags = lags
         self.trend = trend
+        self.max_lags = max_lags
+
+    def _lag_list(self, y: np.ndarray) -> list[int]:
+        """lags = p (1..p), or "aic"/"bic": the order statsmodels' ar_select_order picks up to max_lags."""
+        if isinstance(self.lags, str):
+            chosen = sorted(select_ar_lags(y, self.max_lags, criterion=self.lags))
+            return chosen or [1]
+        if int(self.lags) < 1:
+            raise ValueError(f"lags={self.lags} must be >= 1, or 'aic' / 'bic' to select the order.")
+        return list(range(1, int(self.lags) + 1))
 
     def fit(self, data: SeriesData) -> AutoRegInterval:
         self._check_alpha()
         if self.trend not in ("c", "n"):
             raise ValueError(f"trend={self.trend!r}: use 'c' (constant) or 'n' (none).")
-        if data.n_steps <= 2 * self.lags + 1:
+        G = data.y.shape[1]
+        self.lag_lists_ = [self._lag_list(data.y[:, g]) for g in range(G)]
+        p = max(max(lags) for lags in self.lag_lists_)
+        if data.n_steps <= 2 * p + 1:
             raise ValueError(
-                f"AutoReg with lags={self.lags} needs more than {2 * self.lags + 1} steps; "
+                f"AutoReg with lags up to {p} needs more than {2 * p + 1} steps; "
                 f"the window has {data.n_steps}. Use a longer window or fewer lags."
             )
-        fits = [AutoReg(data.y[:, g], lags=self.lags, trend=self.trend).fit() for g in range(data.y.shape[1])]
-        self.params_ = np.stack([np.asarray(f.params) for f in fits])  # (G, n_trend + lags)
-        self.sigma_ = np.sqrt([f.sigma2 for f in fits])  # (G,)
-        self.history_ = data.y[-self.lags :].copy()  # (lags, G), oldest first
+        self.coef_ = np.zeros((G, p))  # coefficient of lag j at column j - 1 (0 where not selected)
+        self.const_, self.sigma_ = np.zeros(G), np.zeros(G)
+        for g, lags in enumerate(self.lag_lists_):
+            res = AutoReg(data.y[:, g], lags=lags, trend=self.trend).fit()
+            params = np.asarray(res.params)
+            self.const_[g] = params[0] if self.trend == "c" else 0.0
+            self.coef_[g, np.asarray(lags) - 1] = params[-len(lags) :]
+            self.sigma_[g] = np.sqrt(res.sigma2)
+        self.history_ = data.y[-p:].copy()  # (p, G), oldest first
         return self
 
     def _point(self) -> np.ndarray:
-        lagged = self.history_[::-1].T  # (G, lags): y_{t-1}, ..., y_{t-p}
-        const = self.params_[:, 0] if self.trend == "c" else 0.0
-        return const + (self.params_[:, -self.lags :] * lagged).sum(axis=1)
+        lagged = self.history_[::-1].T  # (G, p): y_{t-1}, ..., y_{t-p}
+        return self.const_ + (self.coef_ * lagged).sum(axis=1)
 
     def predict_interval(self, X: np.ndarray) -> Interval:
         if X.shape[0] != 1:
@@ -57,4 +78,10 @@ class AutoRegInterval(IntervalMethod):
         return Interval(lower=point - half, upper=point + half, point=point)
 
     def update(self, y: np.ndarray) -> None:
-        self.history_ = np.concatenate([self.history_, np.asarray(y, dtype=float)])[-self.lags :]
+        self.history_ = np.concatenate([self.history_, np.asarray(y, dtype=float)])[-self.coef_.shape[1] :]
+
+    def diagnostics(self) -> dict:
+        if not hasattr(self, "lag_lists_") or len(self.lag_lists_) != 1:
+            return {}
+        lags = self.lag_lists_[0]
+        return {"selected_lags": ",".join(map(str, lags)), "ar_order": max(lags)}

@@ -94,3 +94,45 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
                  for r in aci.itertuples()]
         out += "\n### fesp: ACI gamma sweep\n\n" + _markdown(sweep)
     return out
+
+
+def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str:
+    """The order-selection comparison (paper Tables 'sim_results' and 'sim_results_new') as markdown.
+
+    Per (dataset label "PROCESS window=K", method, setting), over its seeds: FSR and NSR
+    of the selected lag sets, the mean estimated order, #hidden links, MSPE and MSFE;
+    the paper's PA-RNN values beside them, and the oracle MSPE 1.0 (N(0, 1) noise).
+    """
+    from reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate
+
+    ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok")]
+    if ok.empty or "selected_lags" not in ok:
+        return ""
+    ref = reference_results()
+    rows = []
+    for (label, method, setting), part in ok.groupby(["dataset", "method", "setting"], sort=True):
+        process, _, window = str(label).partition(" ")
+        if process not in TRUE_LAGS:
+            continue
+        chosen = [set(int(j) for j in str(s).split(",") if j) if isinstance(s, str) else set()
+                  for s in part["selected_lags"]]
+        paper = ref[(ref["dataset"] == process) & (ref["setting"] == window)].set_index("metric")["value"]
+
+        def pv(metric):
+            return _fmt(paper[metric], digits=3) if metric in paper.index else "-"
+
+        mean = part.mean(numeric_only=True)
+        rows.append({
+            "data": label, "method": f"{method} {setting}", "seeds": len(part),
+            "FSR": _fmt(false_selection_rate(TRUE_LAGS[process], chosen), digits=3), "paper FSR": pv("fsr"),
+            "NSR": _fmt(negative_selection_rate(TRUE_LAGS[process], chosen), digits=3), "paper NSR": pv("nsr"),
+            "AR order": _fmt(mean.get("ar_order", np.nan)), "paper order": pv("ar_order"),
+            "#hidden link": _fmt(mean.get("hidden_links", np.nan), digits=0), "paper links": pv("hidden_links"),
+            "MSPE": _fmt(mean["mspe"], digits=3), "paper MSPE": pv("mspe"),
+            "MSFE": _fmt(mean.get("msfe", np.nan), digits=3), "paper MSFE": pv("msfe"),
+            "coverage %": _fmt(100 * mean["coverage"]),
+        })
+    if not rows:
+        return ""
+    return ("### Order selection: measured vs paper PA-RNN (oracle MSPE = 1.0, oracle 90% length 3.29)\n\n"
+            + _markdown(rows))

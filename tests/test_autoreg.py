@@ -36,3 +36,12 @@ def test_too_short_window_is_a_clear_error():
     problem = ar_problem(n_train=300, n_test=5, seed=0)
     with pytest.raises(ValueError, match="longer window"):
         get_method("autoreg")(lags=5).fit(problem.window(0, 8))
+
+
+def test_order_chosen_by_bic_and_reported():
+    problem = ar_problem(n_train=3000, n_test=5, phi=(0.5, -0.3), seed=1)
+    method = get_method("autoreg")(lags="bic", max_lags=10).fit(problem.window(0, 3000))
+    assert method.diagnostics() == {"selected_lags": "1,2", "ar_order": 2}
+    reference = AutoReg(problem.y[:3000, 0], lags=2, trend="c").fit()
+    iv = method.predict_interval(problem.X[3000:3001])
+    assert iv.point[0, 0] == pytest.approx(reference.get_prediction(start=3000, end=3000).predicted_mean[0])

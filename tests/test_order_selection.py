@@ -43,3 +43,22 @@ def test_bic_recovers_a_known_ar2_and_expar_order_one():
     assert 1 in select_ar_lags(simulate_expar(5000, seed=2), maxlag=10, criterion="bic")
     with pytest.raises(ValueError, match="criterion"):
         select_ar_lags(y, maxlag=3, criterion="hqic")
+
+
+def test_pa_rnn_runs_offline_and_reports_its_selection():
+    from benchmarks.protocols import run_series
+    from data_loaders.synthetic import expar_problem
+    from methods.base import get_method
+
+    problem = expar_problem(n_train=500, n_test=300, n_lags=3, seed=0)
+    method = get_method("pa_rnn")(hidden=8, seq_len=6, burn_in=2, iterations=300, T1=100, T2=150, T3=250,
+                                  refine_iterations=50, lr=5e-3, s0_init=1e-5, s0_end=1e-6, lam=1e-6)
+    out = run_series(problem, method, kind="offline")
+    diag = method.diagnostics()
+    assert set(diag) == {"selected_lags", "ar_order", "hidden_links", "msfe", "kept_weights"}
+    lags = {int(j) for j in diag["selected_lags"].split(",") if j}
+    assert lags <= {1, 2, 3} and diag["ar_order"] == max(lags, default=0)
+    assert 0 <= diag["hidden_links"] <= 64
+    # EXPAR noise is N(0, 1): a fitted model's errors are near 1, and its intervals cover
+    assert 0.8 < np.mean((out.y - out.point) ** 2) < 1.5
+    assert 0.8 <= np.mean((out.y >= out.lower) & (out.y <= out.upper)) <= 1.0

@@ -37,13 +37,41 @@ class ElmanRNN(nn.Module):
         self.recurrent = nn.Linear(hidden, hidden, bias=False)
         self.out = nn.Linear(hidden, outputs)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward_sequence(self, x: torch.Tensor) -> torch.Tensor:
+        """Outputs at every step: x (m, T, k) -> (m, T), the state starting at 0."""
         h = torch.zeros(x.shape[0], self.recurrent.in_features, dtype=x.dtype)
         drive = self.input(x)  # (m, T, hidden)
+        states = []
         for t in range(x.shape[1]):
             h = torch.tanh(drive[:, t] + self.recurrent(h))
-        y = self.out(h)
-        return y.squeeze(-1) if y.shape[-1] == 1 else y
+            states.append(h)
+        return self.out(torch.stack(states, dim=1)).squeeze(-1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.forward_sequence(x)[:, -1]
+
+
+class AfterBurnIn(nn.Module):
+    """Training view of a recurrent net: outputs of the steps after the first ``burn_in``
+    (the paper uses outputs only once the state has accumulated enough past)."""
+
+    def __init__(self, rnn: ElmanRNN, burn_in: int):
+        super().__init__()
+        self.rnn, self.burn_in = rnn, burn_in
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rnn.forward_sequence(x)[:, self.burn_in :]
+
+
+class LastStep(nn.Module):
+    """Prediction view: the output of the last step only (same parameter names as AfterBurnIn)."""
+
+    def __init__(self, rnn: ElmanRNN):
+        super().__init__()
+        self.rnn = rnn
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.rnn(x)
 
 
 class LSTMForecaster(nn.Module):

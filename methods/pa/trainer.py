@@ -24,7 +24,7 @@ from methods.pa.sghmc import SGHMC
 class PASettings:
     """Training settings; defaults are the paper's fesp ones (SPEC §3.1)."""
 
-    epochs: int = 300
+    epochs: int = 300  # schedule units (epochs or iterations, see ``unit``)
     lr: float = 1e-3
     momentum: float = 0.9
     batch_size: int = 100
@@ -38,6 +38,7 @@ class PASettings:
     tau: float = 1.0
     refine_epochs: int = 50
     sigma2: float = 1.0  # likelihood variance on the (standardised) target scale
+    unit: str = "epoch"  # what t counts: "epoch" (a pass over a permutation) or "iteration" (one random batch)
 
     def schedule(self) -> AnnealingSchedule:
         return AnnealingSchedule(self.T1, self.T2, self.T3, self.s0_init, self.s0_end, self.tau)
@@ -46,14 +47,20 @@ class PASettings:
         return MixtureGaussianPrior(self.lam, self.s0_init if s0 is None else s0, self.s1)
 
 
-def _epoch(model: nn.Module, opt: SGHMC, X: torch.Tensor, y: torch.Tensor, batch_size: int, sigma2: float,
-           generator: torch.Generator, prior: MixtureGaussianPrior | None = None, prior_weight: float = 0.0) -> None:
+def _unit_batches(n: int, batch_size: int, unit: str, generator: torch.Generator) -> list[torch.Tensor]:
+    """Minibatch indices of one schedule unit: a permuted epoch, or one batch drawn with replacement."""
+    if unit == "epoch":
+        return list(torch.randperm(n, generator=generator).split(batch_size))
+    return [torch.randint(0, n, (batch_size,), generator=generator)]
+
+
+def _train_unit(model: nn.Module, opt: SGHMC, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
+                generator: torch.Generator, prior: MixtureGaussianPrior | None = None,
+                prior_weight: float = 0.0) -> None:
     n = len(y)
-    order = torch.randperm(n, generator=generator)
-    for start in range(0, n, batch_size):
-        idx = order[start : start + batch_size]
+    for idx in _unit_batches(n, settings.batch_size, settings.unit, generator):
         opt.zero_grad(set_to_none=False)
-        loss = ((model(X[idx]) - y[idx]) ** 2).mean() / (2 * sigma2)
+        loss = ((model(X[idx]) - y[idx]) ** 2).mean() / (2 * settings.sigma2)
         loss.backward()
         if prior is not None and prior_weight > 0:
             with torch.no_grad():
@@ -63,18 +70,23 @@ def _epoch(model: nn.Module, opt: SGHMC, X: torch.Tensor, y: torch.Tensor, batch
 
 
 def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings, seed: int) -> dict:
-    """Train ``model`` in place; returns the masks {parameter name: bool tensor (True = kept)}."""
+    """Train ``model`` in place; returns the masks {parameter name: bool tensor (True = kept)}.
+
+    X, y: the n training samples (any shapes the model maps between, first axis n).
+    """
+    if settings.unit not in ("epoch", "iteration"):
+        raise ValueError(f"unit={settings.unit!r}; use 'epoch' or 'iteration'.")
     if len(y) < 2:
         raise ValueError("PA needs at least 2 training points.")
     generator = torch.Generator().manual_seed(int(seed))
     schedule = settings.schedule()
     opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
                 generator=generator)
-    for epoch in range(settings.epochs):
-        annealing = schedule.phase(epoch) != "initial"
-        opt.set_temperature(schedule.temperature(epoch) if annealing else 0.0)
-        _epoch(model, opt, X, y, settings.batch_size, settings.sigma2, generator,
-               prior=settings.prior(schedule.s0(epoch)), prior_weight=schedule.prior_weight(epoch))
+    for t in range(settings.epochs):
+        annealing = schedule.phase(t) != "initial"
+        opt.set_temperature(schedule.temperature(t) if annealing else 0.0)
+        _train_unit(model, opt, X, y, settings, generator, prior=settings.prior(schedule.s0(t)),
+                    prior_weight=schedule.prior_weight(t))
     threshold = settings.prior(settings.s0_end).threshold()
     masks = {}
     with torch.no_grad():
@@ -85,5 +97,5 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     refine = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
                    masks={params[k]: m for k, m in masks.items()})
     for _ in range(settings.refine_epochs):
-        _epoch(model, refine, X, y, settings.batch_size, settings.sigma2, generator)
+        _train_unit(model, refine, X, y, settings, generator)
     return masks

@@ -1,0 +1,96 @@
+"""PA with an Elman RNN on a single series: intervals plus autoregressive order selection.
+
+SPEC §3.1 (order selection; paper section 5.2). The input at step t is the window
+of lags x_t = (y_{t-1}, ..., y_{t-k}); the RNN runs over subsequences of
+``seq_len`` consecutive steps and its outputs after ``burn_in`` steps are fitted
+to y. Training samples are all subsequences of the training window; one
+schedule unit is one iteration (a batch drawn at random). After sparsification,
+lag j is selected iff an input weight of lag j survives, and the hidden-to-hidden
+weights left are the "#hidden link" count (``diagnostics``). A prediction for
+step t runs the RNN over the last ``seq_len`` inputs ending at x_t, so the
+interval of SPEC §3.1 applies with one observation per subsequence.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from data_loaders.problems import SeriesData
+from methods.base import Interval, IntervalMethod, register
+from methods.forecasters.scaling import Standardizer
+from methods.pa.intervals import fit_asymptotic_normal
+from methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep
+from methods.pa.trainer import PASettings, train_pa
+from reports.order_selection import estimated_order, hidden_links, selected_lags
+
+
+@register
+class PARNN(IntervalMethod):
+    """Prior-annealed sparse Elman RNN: asymptotic-normal intervals and selected AR lags."""
+
+    name = "pa_rnn"
+    shape = "series"
+
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 1000, seq_len: int = 20,
+                 burn_in: int = 5, iterations: int = 25000, lr: float = 1e-3, momentum: float = 0.9,
+                 batch_size: int = 36, T1: int = 5000, T2: int = 10000, T3: int = 25000, s1: float = 0.05,
+                 s0_init: float = 4e-6, s0_end: float = 1e-7, lam: float = 1e-7, tau: float = 0.1,
+                 refine_iterations: int = 2000, hessian: str = "ggn"):
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.hidden, self.seq_len, self.burn_in, self.iterations = hidden, seq_len, burn_in, iterations
+        self.lr, self.momentum, self.batch_size = lr, momentum, batch_size
+        self.T1, self.T2, self.T3, self.s1, self.s0_init, self.s0_end = T1, T2, T3, s1, s0_init, s0_end
+        self.lam, self.tau, self.refine_iterations, self.hessian = lam, tau, refine_iterations, hessian
+
+    def _subsequences(self, X: np.ndarray) -> np.ndarray:
+        """(n, k) inputs -> (n - seq_len + 1, seq_len, k) windows of consecutive steps."""
+        return np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(X, self.seq_len, axis=0).transpose(0, 2, 1))
+
+    def fit(self, data: SeriesData) -> PARNN:
+        self._check_alpha()
+        if data.y.shape[1] != 1:
+            raise ValueError("pa_rnn models a single series (G = 1); this problem has "
+                             f"{data.y.shape[1]} series.")
+        if not 0 <= self.burn_in < self.seq_len <= data.n_steps // 2:
+            raise ValueError(f"need 0 <= burn_in < seq_len <= n/2; got burn_in={self.burn_in}, "
+                             f"seq_len={self.seq_len}, n={data.n_steps}.")
+        settings = PASettings(epochs=self.iterations, lr=self.lr, momentum=self.momentum,
+                              batch_size=self.batch_size, T1=self.T1, T2=self.T2, T3=self.T3, s1=self.s1,
+                              s0_init=self.s0_init, s0_end=self.s0_end, lam=self.lam, tau=self.tau,
+                              refine_epochs=self.refine_iterations, unit="iteration")
+        X, y = data.X[:, 0, :], data.y[:, 0]
+        self.x_scaler_, self.y_scaler_ = Standardizer().fit(X), Standardizer().fit(y)
+        Xs, ys = self.x_scaler_.transform(X), self.y_scaler_.transform(y)
+        seqs = torch.as_tensor(self._subsequences(Xs), dtype=torch.float32)
+        targets = torch.as_tensor(np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(ys, self.seq_len)),
+                                  dtype=torch.float32)
+        seed = int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
+        torch.manual_seed(seed)
+        rnn = ElmanRNN(X.shape[1], self.hidden)
+        masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], settings, seed=seed)
+        self.fitted_ = fit_asymptotic_normal(LastStep(rnn), masks, seqs.double(), targets[:, -1].double(),
+                                             hessian=self.hessian)
+        self.lags_ = selected_lags(masks["rnn.input.weight"].numpy())
+        self.hidden_links_ = hidden_links(masks["rnn.recurrent.weight"].numpy())
+        point, _, _ = self.fitted_.predict(seqs.double(), self.alpha)
+        self.msfe_ = float(np.mean((self.y_scaler_.inverse_transform(point) - y[self.seq_len - 1 :]) ** 2))
+        self.history_ = Xs[-(self.seq_len - 1):] if self.seq_len > 1 else Xs[:0]
+        return self
+
+    def predict_interval(self, X: np.ndarray) -> Interval:
+        if X.shape[:2] != (1, 1):
+            raise ValueError("pa_rnn predicts one step of one series at a time: X must be (1, 1, k).")
+        self.history_ = np.concatenate([self.history_, self.x_scaler_.transform(X[:, 0, :])])[-self.seq_len:]
+        seq = torch.as_tensor(self.history_[None], dtype=torch.float64)
+        point, lower, upper = (self.y_scaler_.inverse_transform(np.asarray(v, dtype=float)).reshape(1, 1)
+                               for v in self.fitted_.predict(seq, self.alpha))
+        self.history_ = self.history_[1:]
+        return Interval(lower=lower, upper=upper, point=point)
+
+    def diagnostics(self) -> dict:
+        if not hasattr(self, "lags_"):
+            return {}
+        return {"selected_lags": ",".join(str(j) for j in sorted(self.lags_)),
+                "ar_order": estimated_order(self.lags_), "hidden_links": self.hidden_links_,
+                "msfe": self.msfe_, "kept_weights": int(self.fitted_.n_kept)}
