@@ -73,7 +73,8 @@ class PARNN(IntervalMethod):
                                              hessian=self.hessian)
         self.lags_ = selected_lags(masks["rnn.input.weight"].numpy())
         self.hidden_links_ = hidden_links(masks["rnn.recurrent.weight"].numpy())
-        point, _, _ = self.fitted_.predict(seqs.double(), self.alpha)
+        with torch.no_grad():
+            point = LastStep(rnn)(seqs).numpy().astype(float)
         self.msfe_ = float(np.mean((self.y_scaler_.inverse_transform(point) - y[self.seq_len - 1 :]) ** 2))
         self.history_ = Xs[-(self.seq_len - 1):] if self.seq_len > 1 else Xs[:0]
         return self
