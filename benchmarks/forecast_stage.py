@@ -12,6 +12,7 @@ resume like tasks.
 from __future__ import annotations
 
 import os
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,19 +63,30 @@ def compute_chunk(problem: SeriesProblem, schedule: SeriesSchedule, forecaster: 
     served = [list(schedule.served_steps(i)) for i in fits]
     longest = max(len(s) for s in served)
     padded = np.stack([problem.X[s + [s[-1]] * (longest - len(s))] for s in served])  # (F, m, G, p)
-    points = model.predict(padded)
+    # one step at a time, as the online loop asks on demand: the same float32 kernels, the same bits
+    points = np.concatenate([model.predict(padded[:, j : j + 1]) for j in range(longest)], axis=1)
     return PrecomputedForecasts(
         starts=starts, residuals=residuals, X_served=[problem.X[s] for s in served],
         points=[points[f, : len(s)] for f, s in enumerate(served)],
     )
 
 
+def error_path(path: Path) -> Path:
+    """Where a failed chunk leaves its traceback, for the tasks that needed it."""
+    return path.with_suffix(".error")
+
+
 def write_chunk(problem: SeriesProblem, protocol: dict, plan: ForecastPlan, fits: range,
                 results_dir: str | os.PathLike) -> None:
     path = chunk_path(results_dir, plan.key, fits)
     path.parent.mkdir(parents=True, exist_ok=True)
-    chunk = compute_chunk(problem, series_schedule(problem, **protocol), plan.forecaster, fits)
+    try:
+        chunk = compute_chunk(problem, series_schedule(problem, **protocol), plan.forecaster, fits)
+    except Exception:
+        atomic_write(error_path(path), lambda p: Path(p).write_text(traceback.format_exc()))
+        raise
     atomic_write(path, chunk.save)
+    error_path(path).unlink(missing_ok=True)
 
 
 def missing_chunks(plan: ForecastPlan, results_dir: str | os.PathLike) -> list[range]:
@@ -82,6 +94,17 @@ def missing_chunks(plan: ForecastPlan, results_dir: str | os.PathLike) -> list[r
 
 
 def load_forecasts(plan: ForecastPlan, results_dir: str | os.PathLike) -> PrecomputedForecasts:
-    return PrecomputedForecasts.concat(
-        [PrecomputedForecasts.load(chunk_path(results_dir, plan.key, r)) for r in plan.chunk_ranges()]
-    )
+    """All chunks of the plan. A chunk that fails to load is deleted (a rerun recomputes it)
+    and the error says so; a chunk that failed to compute raises with its traceback."""
+    parts = []
+    for fits in plan.chunk_ranges():
+        path = chunk_path(results_dir, plan.key, fits)
+        if not path.is_file():
+            failure = error_path(path).read_text() if error_path(path).is_file() else "it was not computed"
+            raise RuntimeError(f"shared base fits {path.name} are missing; the chunk failed:\n{failure}")
+        try:
+            parts.append(PrecomputedForecasts.load(path))
+        except Exception as exc:
+            path.unlink(missing_ok=True)
+            raise RuntimeError(f"shared base fits {path} were unreadable ({exc}); removed, rerun to recompute.") from exc
+    return PrecomputedForecasts.concat(parts)

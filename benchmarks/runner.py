@@ -97,8 +97,12 @@ def forecast_plan(task: Task, problem, method: IntervalMethod) -> ForecastPlan |
 
 
 def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | None = None,
-                 threads: int = 1) -> dict:
-    """Run one task, write its record (and predictions), return the record. Never raises."""
+                 threads: int = 1, shared: bool = False) -> dict:
+    """Run one task, write its record (and predictions), return the record. Never raises.
+
+    ``shared``: the runner computed this task's base fits ahead; use them or fail
+    (without it, a split-conformal task uses them when present, else fits on demand).
+    """
     c = task.config
     record = {
         "task_id": task.task_id, "suite": c["suite"], "dataset": c["dataset"]["label"],
@@ -114,8 +118,8 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             method = task_method(task)
             record["method_params"] = method.get_params()
             plan = forecast_plan(task, problem, method)
-            if plan is not None and not missing_chunks(plan, results_dir):
-                method.use_forecasts(load_forecasts(plan, results_dir))
+            if plan is not None and (shared or not missing_chunks(plan, results_dir)):
+                method.use_forecasts(load_forecasts(plan, results_dir))  # raises if a chunk failed
                 record["shared_base_fits"] = plan.key
             cap = default_cap(*problem.train_target_range())
             if isinstance(problem, SeriesProblem):
@@ -138,8 +142,8 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
 
 def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_dir: str | None = None,
                   threads: int = 1) -> dict:
-    """Compute one chunk of shared base fits. A failure is returned, and the tasks
-    that needed the chunk then fit on demand and record the error themselves."""
+    """Compute one chunk of shared base fits. A failure leaves its traceback beside the
+    chunk; the tasks that needed it then fail with that traceback in their records."""
     try:
         with pinned_threads(threads):
             problem = load_task_problem(task, data_dir)
@@ -202,7 +206,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         rd = str(results_dir)
         phase1 = [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
         phase1 += [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
-        phase2 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id in dependent]
+        phase2 = [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
         with tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
             _drain(phase1, n_jobs, bar, executed)
             _drain(phase2, n_jobs, bar, executed)

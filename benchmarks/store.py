@@ -22,6 +22,8 @@ def atomic_write(path: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        with open(tmp, "rb") as fh:  # on disk before the rename makes it visible
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -41,11 +43,17 @@ class ResultsStore:
     def predictions_path(self, task_id: str) -> Path:
         return self.tasks_dir / f"{task_id}.parquet"
 
+    @staticmethod
+    def _read(path: Path) -> dict | None:
+        """A record, or None if it is unreadable (then the task counts as not done and reruns)."""
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            return None
+
     def is_done(self, task_id: str) -> bool:
-        path = self.record_path(task_id)
-        if not path.is_file():
-            return False
-        return json.loads(path.read_text()).get("status") == "ok"
+        record = self._read(self.record_path(task_id))
+        return record is not None and record.get("status") == "ok"
 
     def write(self, task_id: str, record: dict, predictions: pd.DataFrame | None) -> None:
         self.tasks_dir.mkdir(parents=True, exist_ok=True)
@@ -58,7 +66,7 @@ class ResultsStore:
         """Every task record in the store (finished or failed)."""
         if not self.tasks_dir.is_dir():
             return []
-        return [json.loads(p.read_text()) for p in sorted(self.tasks_dir.glob("*.json"))]
+        return [r for r in map(self._read, sorted(self.tasks_dir.glob("*.json"))) if r is not None]
 
     def predictions(self, task_id: str) -> pd.DataFrame:
         return pd.read_parquet(self.predictions_path(task_id))

@@ -86,8 +86,9 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
         })
     out = "### fesp: measured vs paper (mean length uses capped bounds; #inf counts infinite intervals)\n\n"
     out += _markdown(rows) if rows else "_no fesp method in the paper's table has finished_\n"
+    gammas = pd.to_numeric(aci["setting"].str.extract(r"^gamma=([0-9.eE+-]+)$")[0], errors="coerce")
+    aci = aci.assign(gamma=gammas).dropna(subset=["gamma"]).sort_values("gamma")
     if len(aci) > 1:
-        aci = aci.assign(gamma=aci["setting"].str.replace("gamma=", "").astype(float)).sort_values("gamma")
         sweep = [{"gamma": f"{r.gamma:g}", "coverage %": _fmt(100 * r.coverage),
                   "mean length (std)": _fmt(r.mean_length, r.std_length),
                   "median length (IQR)": _fmt(r.median_length, r.iqr_length), "#inf": int(r.n_infinite)}
