@@ -195,8 +195,8 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
               data_dir: str | None = None, threads: int = 1, progress: bool = True) -> RunReport:
     """Execute the unfinished tasks, then rewrite ``summary.csv`` from the whole store.
 
-    Phase 1 runs the chunks of shared base fits beside the tasks that need none;
-    phase 2 runs the split-conformal tasks on those fits.
+    Phase 1 computes the chunks of shared base fits; phase 2 runs the tasks, those
+    that need no shared fits first, then the split-conformal tasks on those fits.
     """
     store = ResultsStore(results_dir)
     todo = [t for t in tasks if not store.is_done(t.task_id)]
@@ -205,8 +205,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
         rd = str(results_dir)
         phase1 = [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
-        phase1 += [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
-        phase2 = [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
+        # tasks that need no shared fits go first in phase 2, so no worker waits on them at the barrier
+        phase2 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
+        phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
         with tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
             _drain(phase1, n_jobs, bar, executed)
             _drain(phase2, n_jobs, bar, executed)
