@@ -35,10 +35,10 @@ class AutoRegInterval(IntervalMethod):
         self.max_lags = max_lags
 
     def _lag_list(self, y: np.ndarray) -> list[int]:
-        """lags = p (1..p), or "aic"/"bic": the order statsmodels' ar_select_order picks up to max_lags."""
+        """lags = p (1..p), or "aic"/"bic": the lags statsmodels' ar_select_order picks up to
+        max_lags (possibly none: then the model is a constant plus noise)."""
         if isinstance(self.lags, str):
-            chosen = sorted(select_ar_lags(y, self.max_lags, criterion=self.lags))
-            return chosen or [1]
+            return sorted(select_ar_lags(y, self.max_lags, criterion=self.lags))
         if int(self.lags) < 1:
             raise ValueError(f"lags={self.lags} must be >= 1, or 'aic' / 'bic' to select the order.")
         return list(range(1, int(self.lags) + 1))
@@ -49,7 +49,7 @@ class AutoRegInterval(IntervalMethod):
             raise ValueError(f"trend={self.trend!r}: use 'c' (constant) or 'n' (none).")
         G = data.y.shape[1]
         self.lag_lists_ = [self._lag_list(data.y[:, g]) for g in range(G)]
-        p = max(max(lags) for lags in self.lag_lists_)
+        p = max(max(lags, default=0) for lags in self.lag_lists_)
         if data.n_steps <= 2 * p + 1:
             raise ValueError(
                 f"AutoReg with lags up to {p} needs more than {2 * p + 1} steps; "
@@ -58,12 +58,14 @@ class AutoRegInterval(IntervalMethod):
         self.coef_ = np.zeros((G, p))  # coefficient of lag j at column j - 1 (0 where not selected)
         self.const_, self.sigma_ = np.zeros(G), np.zeros(G)
         for g, lags in enumerate(self.lag_lists_):
-            res = AutoReg(data.y[:, g], lags=lags, trend=self.trend).fit()
+            if not lags and self.trend == "n":
+                raise ValueError("no lag was selected and trend='n' leaves nothing to fit; use trend='c'.")
+            res = AutoReg(data.y[:, g], lags=lags or 0, trend=self.trend).fit()
             params = np.asarray(res.params)
             self.const_[g] = params[0] if self.trend == "c" else 0.0
-            self.coef_[g, np.asarray(lags) - 1] = params[-len(lags) :]
+            self.coef_[g, np.asarray(lags, dtype=int) - 1] = params[len(params) - len(lags) :]
             self.sigma_[g] = np.sqrt(res.sigma2)
-        self.history_ = data.y[-p:].copy()  # (p, G), oldest first
+        self.history_ = data.y[data.n_steps - p :].copy()  # (p, G), oldest first
         return self
 
     def _point(self) -> np.ndarray:
@@ -78,10 +80,11 @@ class AutoRegInterval(IntervalMethod):
         return Interval(lower=point - half, upper=point + half, point=point)
 
     def update(self, y: np.ndarray) -> None:
-        self.history_ = np.concatenate([self.history_, np.asarray(y, dtype=float)])[-self.coef_.shape[1] :]
+        history = np.concatenate([self.history_, np.asarray(y, dtype=float)])
+        self.history_ = history[len(history) - self.coef_.shape[1] :]
 
     def diagnostics(self) -> dict:
         if not hasattr(self, "lag_lists_") or len(self.lag_lists_) != 1:
             return {}
         lags = self.lag_lists_[0]
-        return {"selected_lags": ",".join(map(str, lags)), "ar_order": max(lags)}
+        return {"selected_lags": ",".join(map(str, lags)), "ar_order": max(lags, default=0)}

@@ -45,3 +45,18 @@ def test_order_chosen_by_bic_and_reported():
     reference = AutoReg(problem.y[:3000, 0], lags=2, trend="c").fit()
     iv = method.predict_interval(problem.X[3000:3001])
     assert iv.point[0, 0] == pytest.approx(reference.get_prediction(start=3000, end=3000).predicted_mean[0])
+
+
+def test_white_noise_selects_no_lag_and_fits_a_constant():
+    rng = np.random.default_rng(3)
+    y = 5.0 + rng.normal(size=(2000, 1))
+    from data_loaders.problems import SeriesData
+
+    method = get_method("autoreg")(lags="bic", max_lags=5).fit(SeriesData(y=y, X=np.zeros((2000, 1, 1))))
+    assert method.diagnostics() == {"selected_lags": "", "ar_order": 0}
+    iv = method.predict_interval(np.zeros((1, 1, 1)))
+    half = 1.6448536269514722 * y[:, 0].std()  # AutoReg(0): the MLE variance of y around its mean
+    assert iv.point[0, 0] == pytest.approx(y.mean(), rel=1e-9)
+    assert iv.upper[0, 0] - iv.point[0, 0] == pytest.approx(half, rel=1e-9)
+    method.update(np.array([[100.0]]))  # no lag: the next forecast does not move
+    assert method.predict_interval(np.zeros((1, 1, 1))).point[0, 0] == pytest.approx(y.mean(), rel=1e-9)
