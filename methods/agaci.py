@@ -59,16 +59,16 @@ class AgACI(SplitConformalMethod):
         upper_k = np.minimum(point + width, self.cap_[1])
         lower, upper = self.boa_lower_.predict(lower_k), self.boa_upper_.predict(upper_k)
         self.n_crossed_ += int((lower > upper).sum())
-        self.experts_ = (point - width, point + width, empty, lower_k, upper_k)
+        self.experts_ = (point - width, point + width, empty, lower_k, upper_k, lower, upper)
         return Interval(lower=lower[None], upper=upper[None], point=point[None])
 
     def update(self, y: np.ndarray) -> None:
         y = np.asarray(y, dtype=float)[0]
-        raw_lower, raw_upper, empty, lower_k, upper_k = self.experts_
+        raw_lower, raw_upper, empty, lower_k, upper_k, lower, upper = self.experts_
         err = aci_errors(y, raw_lower, raw_upper, empty)
         self.alpha_t_ = aci_next_alpha(self.alpha_t_, self.alpha, self.gamma_, err)
-        self.boa_lower_.update(lower_k, y)
-        self.boa_upper_.update(upper_k, y)
+        self.boa_lower_.update(lower_k, y, forecast=lower)
+        self.boa_upper_.update(upper_k, y, forecast=upper)
 
     def diagnostics(self) -> dict:
         return {"n_crossed": int(getattr(self, "n_crossed_", 0))}

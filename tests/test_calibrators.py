@@ -301,7 +301,7 @@ def test_agaci_infinite_expert_bounds_are_capped():
     # alpha_t: gamma 0 stays 0.1; gamma 0.5: 0.1 + 0.5 (0.1 - 1) = -0.35 <= 0 -> infinite interval
     np.testing.assert_allclose(m.alpha_t_[:, 0], [0.1, -0.35])
     iv = m.predict_interval(np.array([[[0.0]]]))
-    raw_lower, raw_upper, empty, lower_k, upper_k = m.experts_
+    raw_lower, raw_upper, empty, lower_k, upper_k, _, _ = m.experts_
     assert raw_lower[1, 0] == -np.inf and raw_upper[1, 0] == np.inf
     np.testing.assert_allclose(lower_k[:, 0], [-9.1, -11.0])  # -inf replaced by the cap
     np.testing.assert_allclose(upper_k[:, 0], [9.1, 13.0])

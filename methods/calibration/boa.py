@@ -46,9 +46,10 @@ class BernsteinOnlineAggregation:
         """Aggregated forecast from the experts' forecasts (K, ...)."""
         return (self.weights() * experts).sum(axis=0)
 
-    def update(self, experts: np.ndarray, y: np.ndarray) -> None:
-        """Learn from the outcome y (...) given the experts' forecasts (K, ...)."""
-        b_hat = self.predict(experts)
+    def update(self, experts: np.ndarray, y: np.ndarray, forecast: np.ndarray | None = None) -> None:
+        """Learn from the outcome y (...) given the experts' forecasts (K, ...); ``forecast`` is
+        the aggregate already computed from them with the current weights, if at hand."""
+        b_hat = self.predict(experts) if forecast is None else forecast
         r = ((y < b_hat) - self.tau) * (b_hat - experts)
         self.B = np.maximum(self.B, np.abs(r))
         B2 = 2.0 ** np.ceil(np.log2(self.B))
