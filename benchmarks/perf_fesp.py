@@ -32,7 +32,7 @@ from benchmarks.forecast_stage import CHUNK_FITS, compute_chunk
 from benchmarks.protocols import series_schedule
 from data_loaders.fesp import fesp_problem
 from methods.agaci import GAMMA_GRID
-from methods.forecasters.split import SplitForecaster
+from methods.forecasters.split import SplitForecaster, proper_training_size
 
 
 def naive_fit_seconds(X: np.ndarray, y: np.ndarray, epochs: int, seed: int) -> float:
@@ -57,7 +57,8 @@ def naive_fit_seconds(X: np.ndarray, y: np.ndarray, epochs: int, seed: int) -> f
 def figure_train(args: argparse.Namespace) -> None:
     problem = fesp_problem(data_dir=args.data_dir)
     schedule = series_schedule(problem, kind="online", window=1089, retrain_every=1)
-    W, n_train = schedule.window, 1089 - 1089 // 2
+    W = schedule.window
+    n_train = proper_training_size(W, 0.5)  # the same proper-training half as the split methods
     # naive: a few per-hour fits, timed one by one
     start = schedule.window_start(schedule.fit_steps[0])
     forecaster = SplitForecaster(base="mlp", base_params=(("epochs", args.epochs),), random_state=0)
