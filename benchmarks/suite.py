@@ -19,6 +19,7 @@ A suite file::
     params = { epochs = 100 }
     protocol = { kind = "offline" }   # optional, merged over the dataset's
     grid = { gamma = [0.0, 0.01] }    # one task per value, setting "gamma=0.01"
+    datasets = ["ar"]                 # optional: only these dataset names or labels
     quick = { params = { epochs = 20 } }
 
     [quick]                           # suite-level overrides for --quick
@@ -177,6 +178,8 @@ def build_tasks(
             method_cls = get_method(m["name"])
             if method_cls.shape != entry.shape:
                 continue  # a series method has nothing to do on a set dataset, and vice versa
+            if "datasets" in m and not {d["name"], dataset["label"]} & set(m["datasets"]):
+                continue  # the entry is restricted to other datasets (e.g. per-dataset settings)
             method_protocol = protocol if entry.shape == "set" else _merge(protocol, m.get("protocol", {}))
             for params, setting in _grid_points(m):
                 for seed in seeds:

@@ -34,3 +34,11 @@ def test_fesp_table_puts_paper_values_beside_ours():
     assert "ACI best (gamma=0.01) online" in lines
     assert "### fesp: ACI gamma sweep" in text and "| 0.05 | 89.80 | 31.97 (1.00) |" in text
     assert "EnbPI" not in text.split("### fesp: ACI gamma sweep")[0]  # rows only for methods that ran
+
+
+def test_fesp_table_has_one_pa_row_per_setting_each_beside_the_papers_pa():
+    summary = pd.DataFrame([row("pa", "paper", 0.99, 80.0), row("pa", "tuned", 0.91, 30.0)])
+    text = fesp_tables(summary)
+    lines = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert "| 99.00 | 90.06 | 80.00 (1.00) | 20.19 (3.23) |" in lines["PA offline [paper]"]
+    assert "| 91.00 | 90.06 | 30.00 (1.00) | 20.19 (3.23) |" in lines["PA offline [tuned]"]

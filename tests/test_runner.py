@@ -153,3 +153,33 @@ def test_a_failed_or_corrupt_chunk_is_reported_and_recomputed(suite, tmp_path, m
     assert [r["task_id"] for r in report.executed] == [tasks[0].task_id]
     assert "unreadable" in report.failed[0]["error"] and not chunk.exists()
     assert not run_tasks(tasks, tmp_path, progress=False).failed
+
+
+def test_a_method_entry_can_be_restricted_to_some_datasets(tmp_path):
+    path = tmp_path / "two.toml"
+    path.write_text(textwrap.dedent("""
+        name = "two"
+        protocol = { kind = "offline" }
+
+        [[datasets]]
+        name = "ar"
+        label = "ar-a"
+
+        [[datasets]]
+        name = "ar"
+        label = "ar-b"
+
+        [[methods]]
+        name = "autoreg"
+        setting = "only b"
+        params = { lags = 2 }
+        datasets = ["ar-b"]
+
+        [[methods]]
+        name = "autoreg"
+        setting = "by name"
+        datasets = ["ar"]
+        """))
+    tasks = build_tasks(load_suite(str(path)))
+    pairs = sorted((t.config["dataset"]["label"], t.config["setting"]) for t in tasks)
+    assert pairs == [("ar-a", "by name"), ("ar-b", "by name"), ("ar-b", "only b")]

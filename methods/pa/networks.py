@@ -29,13 +29,22 @@ class ElmanRNN(nn.Module):
 
     Input k is the window of lags fed at each step (the paper's window size); the
     hidden-to-hidden matrix V is what order selection counts ("#hidden link").
+    Initialisation as ``torch.nn.RNN``: every recurrent-cell weight and bias
+    U(-b, b) with b = ``init_bound`` (default 1/sqrt(hidden)), whatever the window;
+    the read-out is an ``nn.Linear``. Pruning depends on this scale: SGHMC's noise
+    carries an irrelevant weight into the spike only if it starts within a few
+    diffusion lengths of 0, so a narrower net can keep a wide net's scale.
     """
 
-    def __init__(self, window: int, hidden: int = 1000, outputs: int = 1):
+    def __init__(self, window: int, hidden: int = 1000, outputs: int = 1, init_bound: float | None = None):
         super().__init__()
         self.input = nn.Linear(window, hidden)
         self.recurrent = nn.Linear(hidden, hidden, bias=False)
         self.out = nn.Linear(hidden, outputs)
+        bound = hidden ** -0.5 if init_bound is None else float(init_bound)
+        with torch.no_grad():
+            for p in (self.input.weight, self.input.bias, self.recurrent.weight):
+                p.uniform_(-bound, bound)
 
     def forward_sequence(self, x: torch.Tensor) -> torch.Tensor:
         """Outputs at every step: x (m, T, k) -> (m, T), the state starting at 0."""

@@ -36,12 +36,13 @@ class PARNN(IntervalMethod):
                  burn_in: int = 5, iterations: int = 25000, lr: float = 1e-3, momentum: float = 0.9,
                  batch_size: int = 36, T1: int = 5000, T2: int = 10000, T3: int = 25000, s1: float = 0.05,
                  s0_init: float = 4e-6, s0_end: float = 1e-7, lam: float = 1e-7, tau: float = 0.1,
-                 refine_iterations: int = 2000, hessian: str = "ggn"):
+                 refine_iterations: int = 2000, hessian: str = "ggn", init_bound: float | None = None):
         super().__init__(alpha=alpha, random_state=random_state)
         self.hidden, self.seq_len, self.burn_in, self.iterations = hidden, seq_len, burn_in, iterations
         self.lr, self.momentum, self.batch_size = lr, momentum, batch_size
         self.T1, self.T2, self.T3, self.s1, self.s0_init, self.s0_end = T1, T2, T3, s1, s0_init, s0_end
         self.lam, self.tau, self.refine_iterations, self.hessian = lam, tau, refine_iterations, hessian
+        self.init_bound = init_bound
 
     def _subsequences(self, X: np.ndarray) -> np.ndarray:
         """(n, k) inputs -> (n - seq_len + 1, seq_len, k) windows of consecutive steps."""
@@ -67,7 +68,7 @@ class PARNN(IntervalMethod):
                                   dtype=torch.float32)
         seed = int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
         torch.manual_seed(seed)
-        rnn = ElmanRNN(X.shape[1], self.hidden)
+        rnn = ElmanRNN(X.shape[1], self.hidden, init_bound=self.init_bound)
         masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], settings, seed=seed)
         self.fitted_ = fit_asymptotic_normal(LastStep(rnn), masks, seqs.double(), targets[:, -1].double(),
                                              hessian=self.hessian)

@@ -4,7 +4,8 @@ sparsification at the posterior-inclusion threshold, then refining the kept weig
 Per-sample energy U = mean_i (y_i - mu_i)^2 / (2 sigma2) - eta_t log pi(beta) / n,
 minimised by SGHMC at temperature tau_t, with eta_t, the spike variance s0 and
 tau_t following the annealing schedule over epochs. After the last epoch,
-weight j is kept iff |beta_j| > threshold(s0_end); the refining phase fixes the
+weight j is kept iff |beta_j| > threshold(s0_end) and it can reach the output
+(:mod:`methods.pa.structure`: dead weights are pruned too); the refining phase fixes the
 mask (pruned weights stay exactly 0) and minimises the loss alone (momentum SGD).
 """
 
@@ -18,6 +19,7 @@ from torch import nn
 from methods.pa.prior import MixtureGaussianPrior
 from methods.pa.schedule import AnnealingSchedule
 from methods.pa.sghmc import SGHMC
+from methods.pa.structure import live_masks
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,10 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     with torch.no_grad():
         for name, p in model.named_parameters():
             masks[name] = p.abs() > threshold
+            p.mul_(masks[name])
+    masks = live_masks(model, masks, X, generator)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
             p.mul_(masks[name])
     params = dict(model.named_parameters())
     refine = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),

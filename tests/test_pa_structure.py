@@ -1,0 +1,44 @@
+"""Effective structure after sparsification: kept weights that cannot reach the output are dropped."""
+
+import torch
+
+from methods.pa.networks import MLP, ElmanRNN, LastStep
+from methods.pa.structure import live_masks
+
+
+def _prune(model, masks):
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.mul_(masks[name])
+
+
+def test_mlp_unit_without_outgoing_weight_loses_its_incoming_weights():
+    torch.manual_seed(0)
+    model = MLP(3, 4)
+    masks = {name: torch.ones_like(p, dtype=torch.bool) for name, p in model.named_parameters()}
+    masks["out.weight"][0, 1] = False  # unit 1 feeds nothing
+    masks["hidden.weight"][2, 0] = False  # an ordinary pruned input weight
+    _prune(model, masks)
+    live = live_masks(model, masks, torch.randn(50, 3), torch.Generator().manual_seed(1))
+    expected_hidden = masks["hidden.weight"].clone()
+    expected_hidden[1] = False
+    assert torch.equal(live["hidden.weight"], expected_hidden)
+    assert torch.equal(live["hidden.bias"], torch.tensor([True, False, True, True]))
+    assert torch.equal(live["out.weight"], masks["out.weight"])
+    assert bool(live["out.bias"].all())
+
+
+def test_rnn_unit_reaching_the_output_only_through_recurrence_stays_live():
+    torch.manual_seed(0)
+    rnn = ElmanRNN(2, 3)
+    model = LastStep(rnn)
+    masks = {f"rnn.{name}": torch.ones_like(p, dtype=torch.bool) for name, p in rnn.named_parameters()}
+    masks["rnn.out.weight"][0, 0] = False  # unit 0: no read-out ...
+    masks["rnn.recurrent.weight"][1:, 0] = False  # ... and feeds no other unit: dead
+    masks["rnn.out.weight"][0, 2] = False  # unit 2: no read-out, but feeds unit 1: live
+    _prune(model, masks)
+    live = live_masks(model, masks, torch.randn(40, 5, 2), torch.Generator().manual_seed(2))
+    assert not bool(live["rnn.input.weight"][0].any())  # so lag inputs into unit 0 are not "selected"
+    assert not bool(live["rnn.recurrent.weight"][0].any())  # what drives unit 0 is dead too
+    assert bool(live["rnn.input.weight"][1:].all())
+    assert bool(live["rnn.recurrent.weight"][1:, 1:].all())
