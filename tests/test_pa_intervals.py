@@ -1,5 +1,5 @@
 """PA asymptotic-normal intervals (SPEC §3.1): exact Hessian vs finite differences,
-exact reduction to OLS, GGN vs exact, eigen-clip fallback, Bonferroni multi-horizon,
+exact reduction to OLS, GGN vs exact, pseudo-inverse fallback (rank-deficient OLS), Bonferroni multi-horizon,
 masked weights held at zero."""
 
 import numpy as np
@@ -9,7 +9,7 @@ import torch
 from scipy.stats import norm
 from torch.func import grad
 
-from methods.pa.intervals import FlatModel, fit_asymptotic_normal, inverse_with_eigen_clip
+from methods.pa.intervals import FlatModel, fit_asymptotic_normal, pseudo_inverse
 
 
 def tiny_mlp(seed=0):
@@ -109,7 +109,7 @@ def test_dof_offset_and_too_many_weights():
     spec = fit_asymptotic_normal(model, None, X_t, y_t, dof_offset=1)
     rss = np.sum((y - model(X_t).detach().numpy()) ** 2)
     np.testing.assert_allclose(spec.sigma2_hat[0], rss / (40 - 4 - 1), rtol=1e-10)
-    with pytest.raises(ValueError, match="too many weights"):
+    with pytest.raises(ValueError, match="too many identified weights"):
         fit_asymptotic_normal(model, None, X_t[:5], y_t[:5], dof_offset=1)
 
 
@@ -149,29 +149,60 @@ class SumModel(torch.nn.Module):
 
 
 @pytest.mark.parametrize("hessian", ["exact", "ggn"])
-def test_singular_hessian_eigen_clip_fallback(hessian):
+def test_singular_hessian_pinv_fallback(hessian):
     rng = np.random.default_rng(4)
     x = rng.normal(size=(200, 1))
     y = 0.8 * x[:, 0] + rng.normal(size=200)
     fit = fit_asymptotic_normal(SumModel(), None, torch.from_numpy(x), torch.from_numpy(y), hessian=hessian)
     d = fit.diagnostics
-    assert d["fallback"] == "eigen_clip" and d["n_clipped"] >= 1 and d["hessian"] == hessian
+    assert d["fallback"] == "pinv" and d["n_null"] == 1 and d["rank"] == 1 and d["hessian"] == hessian
     assert d["min_eigenvalue"] <= 1e-8 * d["max_eigenvalue"]
     x_new = torch.tensor([[0.5], [-2.0]], dtype=torch.float64)
     point, lower, upper = fit.predict(x_new, alpha=0.1)
     assert np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < point)
-    # the gradient lies in the identified direction, so var(mu-hat) = sigma2_hat x0^2 / sum x^2
+    # the gradient lies in the identified direction, so var(mu-hat) = sigma2_hat x0^2 / sum x^2,
+    # with one identified parameter: sigma2_hat = RSS / (n - 1)
     _, var_mu, _ = fit.predictive_variance(x_new)
     expected = fit.sigma2_hat[0] * x_new[:, 0].numpy() ** 2 / np.sum(x**2)
     np.testing.assert_allclose(var_mu[:, 0], expected, rtol=1e-6)
+    np.testing.assert_allclose(fit.sigma2_hat[0], np.sum((y - 0.8 * x[:, 0]) ** 2) / 199, rtol=1e-6)  # 1 identified parameter, not 2
 
 
-def test_eigen_clip_not_used_for_positive_definite():
-    inv, info = inverse_with_eigen_clip(torch.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=torch.float64))
-    assert info["fallback"] is None and info["n_clipped"] == 0
+def test_pseudo_inverse_is_the_inverse_for_positive_definite():
+    inv, info = pseudo_inverse(torch.tensor([[2.0, 0.5], [0.5, 1.0]], dtype=torch.float64))
+    assert info["fallback"] is None and info["n_null"] == 0 and info["rank"] == 2
     np.testing.assert_allclose(inv.numpy(), np.linalg.inv([[2.0, 0.5], [0.5, 1.0]]), rtol=1e-12)
+    singular = torch.tensor([[1.0, 1.0], [1.0, 1.0]], dtype=torch.float64)
+    inv, info = pseudo_inverse(singular)
+    np.testing.assert_allclose(inv.numpy(), np.linalg.pinv(singular.numpy()), atol=1e-12)
     with pytest.raises(ValueError, match="no positive eigenvalue"):
-        inverse_with_eigen_clip(torch.zeros(2, 2, dtype=torch.float64))
+        pseudo_inverse(torch.zeros(2, 2, dtype=torch.float64))
+
+
+@pytest.mark.filterwarnings("ignore:The design matrix is rank-deficient")
+def test_rank_deficient_linear_model_reproduces_statsmodels_ols_interval():
+    """A duplicated column: statsmodels uses pinv and df_resid = n - rank; so does PA's formula."""
+    n = 4000
+    X, y = linear_data(n, seed=7)
+    X = np.column_stack([X, X[:, 0]])  # column 3 duplicates column 0
+    Xc = np.column_stack([np.ones(n), X])
+    res = sm.OLS(y, Xc).fit()
+    assert res.df_resid == n - 4
+    lin = torch.nn.Linear(4, 1).double()
+    with torch.no_grad():
+        lin.bias.fill_(res.params[0])
+        lin.weight.copy_(torch.from_numpy(res.params[1:])[None])
+    model = torch.nn.Sequential(lin, torch.nn.Flatten(0))
+    fit = fit_asymptotic_normal(model, None, torch.from_numpy(X), torch.from_numpy(y), hessian="exact")
+    assert fit.diagnostics["fallback"] == "pinv" and fit.diagnostics["rank"] == 4
+    X_new = np.array([[0.2, -1.0, 0.4, 0.2], [2.0, 1.0, -1.0, 2.0]])
+    _, lower, upper = fit.predict(torch.from_numpy(X_new), alpha=0.1)
+    pred = res.get_prediction(np.column_stack([np.ones(2), X_new]))
+    frame = pred.summary_frame(alpha=0.1)
+    half_t = (frame["obs_ci_upper"] - frame["obs_ci_lower"]).to_numpy() / 2
+    # statsmodels uses t quantiles, PA z: compare the standard errors
+    t_crit = __import__("scipy.stats").stats.t.ppf(0.95, res.df_resid)
+    np.testing.assert_allclose((upper - lower) / 2 / norm.ppf(0.95), half_t / t_crit, rtol=1e-8)
 
 
 def test_multi_horizon_per_horizon_variance_and_bonferroni():

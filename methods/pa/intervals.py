@@ -5,7 +5,8 @@ gamma-hat = the kept (mask True) weights, R = their number, n = training size,
 H = number of outputs (horizons). All computations run in float64 on a copy of the
 model; pruned entries are held fixed at exactly 0 (whatever the module stores).
 
-* sigma2_hat_h = sum_i (y_ih - mu_ih)^2 / (n - R - dof_offset)   (per horizon h)
+* sigma2_hat_h = sum_i (y_ih - mu_ih)^2 / (n - r - dof_offset)   (per horizon h; r = rank(A),
+  = R unless A is singular, see below)
 * l_n(beta) = (1/n) sum_i sum_h [ -(y_ih - mu_ih)^2 / (2 sigma2_hat_h) ] + const
 * A = -Hess l_n over the kept weights
     = (1/n) sum_i sum_h [ J_ih J_ih' - (y_ih - mu_ih) Hess mu_ih ] / sigma2_hat_h   ("exact")
@@ -28,10 +29,17 @@ sigma2_ols = RSS/(n - p - 1) = RSS/(n - R) is then reproduced exactly by
 n - R; the two readings give identical numbers.) ``dof_offset=1`` gives the SPEC's
 literal RSS/(n - R - 1), which differs from OLS by a factor (n - R)/(n - R - 1).
 
-Singular / indefinite A (e.g. redundant weights, or a non-convex point for "exact"):
-if lambda_min(A) <= eps * lambda_max(A), eigenvalues below eps * lambda_max are
-raised to eps * lambda_max and A^{-1} = V diag(1/lambda) V' ("eigen_clip"); this is
-recorded in ``diagnostics``.
+Singular / indefinite A (redundant weights, a near-linear regime, or a non-convex
+point for "exact"): eigenvalues <= eps * lambda_max are treated as directions the data
+do not identify, and A^{-1} is the pseudo-inverse V diag(1/lambda, 0) V' over the rest
+("pinv", as statsmodels' OLS does for a rank-deficient design). The number of
+identified directions r = rank(A) then replaces R in the degrees of freedom,
+sigma2_hat = RSS / (n - r - dof_offset), so a linear model with a duplicated column
+still reproduces statsmodels' OLS prediction interval exactly. A is built first with
+the ML variance RSS/n; since every horizon shares the degrees of freedom, moving to
+the final sigma2_hat rescales A by one factor. The fallback and the rank are recorded
+in ``diagnostics``. (Raising the small eigenvalues instead -- eigen-clipping -- makes
+the variance explode along any direction the test gradient touches numerically.)
 """
 
 from __future__ import annotations
@@ -44,7 +52,7 @@ from typing import Literal
 import numpy as np
 import torch
 from scipy.stats import norm
-from torch.func import functional_call, grad, jacrev
+from torch.func import functional_call, grad, jacrev, vmap
 
 from data_loaders.validation import check_alpha
 
@@ -104,6 +112,7 @@ class FlatModel:
         full = torch.cat([params[name].detach().to("cpu", torch.float64).reshape(-1) for name in self.names]) \
             if self.names else torch.zeros(0, dtype=torch.float64)
         self.theta0 = full[self.kept_index].clone()
+        self.per_row_jacobian = True  # set to False once vmap fails on this module
 
     @property
     def n_kept(self) -> int:
@@ -152,9 +161,25 @@ class FlatModel:
 
     def jacobian(self, theta, X, *, chunk_size: int | None = 256,
                  vmap_chunk: int | None = 512) -> torch.Tensor:
-        """d mu(X) / d theta, shape (m, H, R)."""
-        parts = [jacrev(lambda th, Xc=X[sl]: self.forward(th, Xc), chunk_size=vmap_chunk)(theta)
-                 for sl in _chunks(X.shape[0], chunk_size)]
+        """d mu(X) / d theta, shape (m, H, R): per-row gradients, vmapped over rows.
+
+        A jacrev of the batched forward backpropagates through the whole chunk once per
+        output row (quadratic in the chunk); per-row gradients are linear. Modules whose
+        kernels vmap cannot batch (e.g. ``torch.nn.RNN``) fall back to the batched jacrev.
+        """
+        def one_row(th, x):
+            return self.forward(th, x[None])[0]  # (H,)
+
+        per_row = vmap(jacrev(one_row), in_dims=(None, 0), chunk_size=vmap_chunk)
+        parts = []
+        for sl in _chunks(X.shape[0], chunk_size):
+            if self.per_row_jacobian:
+                try:
+                    parts.append(per_row(theta, X[sl]))
+                    continue
+                except RuntimeError:
+                    self.per_row_jacobian = False
+            parts.append(jacrev(lambda th, Xc=X[sl]: self.forward(th, Xc), chunk_size=vmap_chunk)(theta))
         return torch.cat(parts, dim=0)
 
     def gauss_newton(self, theta, X, sigma2, *, chunk_size: int | None = 256,
@@ -171,12 +196,11 @@ class FlatModel:
         return 0.5 * (A + A.T)
 
 
-def inverse_with_eigen_clip(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, dict]:
-    """Inverse of the symmetric matrix A via its eigendecomposition, clipping if needed.
+def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, dict]:
+    """Pseudo-inverse of the symmetric matrix A, eigenvalues <= eps * lambda_max counted as 0.
 
-    If lambda_min <= eps * lambda_max, every eigenvalue <= eps * lambda_max is replaced
-    by eps * lambda_max. Returns (A^{-1}, {"fallback", "n_clipped", "min_eigenvalue",
-    "max_eigenvalue"}).
+    Returns (A^+, {"fallback": "pinv" or None, "rank", "n_null", "min_eigenvalue",
+    "max_eigenvalue"}); A^+ = A^{-1} when every eigenvalue is above the cutoff.
     """
     A = 0.5 * (A + A.T)
     lam, V = torch.linalg.eigh(A)
@@ -186,15 +210,14 @@ def inverse_with_eigen_clip(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.T
             f"-Hessian has no positive eigenvalue (max {lam_max:.3g}); the kept weights do "
             "not affect the fitted outputs"
         )
-    floor = eps * lam_max
-    clipped = lam <= floor
-    n_clipped = int(clipped.sum())
-    if n_clipped:
-        lam = torch.where(clipped, torch.full_like(lam, floor), lam)
-    inv = (V / lam) @ V.T
+    identified = lam > eps * lam_max
+    inv_lam = torch.where(identified, 1.0 / torch.where(identified, lam, torch.ones_like(lam)), torch.zeros_like(lam))
+    inv = (V * inv_lam) @ V.T
+    rank = int(identified.sum())
     info = {
-        "fallback": "eigen_clip" if n_clipped else None,
-        "n_clipped": n_clipped,
+        "fallback": "pinv" if rank < len(lam) else None,
+        "rank": rank,
+        "n_null": len(lam) - rank,
         "min_eigenvalue": lam_min,
         "max_eigenvalue": lam_max,
     }
@@ -276,7 +299,7 @@ def fit_asymptotic_normal(
     -Hess l_n is positive definite there, else ggn (``diagnostics["exact_not_pd"]``).
     ``chunk_size`` = training rows per Jacobian/Hessian block, ``vmap_chunk`` = jacrev's
     vectorisation chunk (bounds memory; None = all R at once).
-    sigma2_hat uses n - R - dof_offset.
+    sigma2_hat uses n - rank(A) - dof_offset (rank = R when A is nonsingular).
     """
     if hessian not in ("auto", "exact", "ggn"):
         raise ValueError(f"hessian must be 'auto', 'exact' or 'ggn', got {hessian!r}")
@@ -294,37 +317,40 @@ def fit_asymptotic_normal(
     R = flat.n_kept
     if R == 0:
         raise ValueError("the model keeps no weights")
-    dof = n - R - dof_offset
-    if dof <= 0:
-        raise ValueError(
-            f"the model keeps too many weights for n: sigma2_hat needs n - R - dof_offset > 0, "
-            f"but n = {n}, R = {R} kept weights, dof_offset = {dof_offset}"
-        )
     theta = flat.theta0
     with torch.no_grad():
         mu = torch.cat([flat.forward(theta, X[sl]) for sl in _chunks(n, chunk_size)])
     if mu.shape != Y.shape:
         raise ValueError(f"model output has shape {tuple(mu.shape)} (as (m, H)), y_train {tuple(Y.shape)}")
-    sigma2 = (Y - mu).square().sum(0) / dof
-    if not bool(torch.all(sigma2 > 0)):
+    rss = (Y - mu).square().sum(0)
+    if not bool(torch.all(rss > 0)):
         raise ValueError("zero training residuals: sigma2_hat = 0")
+    sigma2_ml = rss / n  # builds A; rescaled below once the rank is known
 
     kind = hessian if hessian != "auto" else ("exact" if R <= max_exact else "ggn")
     exact_not_pd = False
     if kind == "exact":
-        A = -flat.hessian(theta, X, Y, sigma2, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+        A = -flat.hessian(theta, X, Y, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
         if hessian == "auto":
-            # Away from an exact optimum, -Hess l_n can have negative eigenvalues; clipping
-            # them to eps * lambda_max inflates the variance without bound along those
-            # directions, so "auto" switches to the always-PSD Gauss-Newton matrix instead.
+            # Away from an exact optimum, -Hess l_n can have negative eigenvalues (curvature the
+            # pseudo-inverse would have to drop), so "auto" switches to the always-PSD
+            # Gauss-Newton matrix instead.
             eig = torch.linalg.eigvalsh(A.detach())
-            exact_not_pd = bool(eig[0] <= eps * eig[-1])
+            exact_not_pd = bool(eig[0] < -eps * eig[-1])
             if exact_not_pd:
                 kind = "ggn"
-                A = flat.gauss_newton(theta, X, sigma2, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+                A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
     else:
-        A = flat.gauss_newton(theta, X, sigma2, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
-    a_inv, info = inverse_with_eigen_clip(A.detach(), eps)
+        A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+    a_inv, info = pseudo_inverse(A.detach(), eps)
+    dof = n - info["rank"] - dof_offset
+    if dof <= 0:
+        raise ValueError(
+            f"the model has too many identified weights for n: sigma2_hat needs n - rank - dof_offset > 0, "
+            f"but n = {n}, rank = {info['rank']} (of R = {R} kept weights), dof_offset = {dof_offset}"
+        )
+    sigma2 = rss / dof
+    a_inv = a_inv * (n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
     diagnostics = {"hessian": kind, "exact_not_pd": exact_not_pd, **info}
     return AsymptoticNormalIntervals(
         flat=flat, theta=theta, a_inv=a_inv, sigma2_hat=sigma2.numpy(), n_train=n,

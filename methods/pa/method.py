@@ -73,4 +73,5 @@ class PA(IntervalMethod):
         kept = getattr(self, "n_kept_", [])
         return {"mean_kept_weights": float(np.mean(kept)) if kept else 0.0,
                 "exact_hessian_not_pd": int(sum(f.diagnostics.get("exact_not_pd", False) for f in fitted)),
-                "eigen_clip_fallbacks": int(sum(f.diagnostics.get("fallback") is not None for f in fitted))}
+                "pinv_fallbacks": int(sum(f.diagnostics.get("fallback") is not None for f in fitted)),
+                "mean_identified_weights": float(np.mean([f.diagnostics["rank"] for f in fitted])) if fitted else 0.0}
