@@ -42,3 +42,29 @@ def test_rnn_unit_reaching_the_output_only_through_recurrence_stays_live():
     assert not bool(live["rnn.recurrent.weight"][0].any())  # what drives unit 0 is dead too
     assert bool(live["rnn.input.weight"][1:].all())
     assert bool(live["rnn.recurrent.weight"][1:, 1:].all())
+
+
+def test_stacked_mlps_train_exactly_like_separate_networks():
+    """At temperature 0 (no injected noise) the stack and G separate MLPs see the same batches,
+    priors and thresholds, so they end with the same weights and masks."""
+    from methods.pa.networks import StackedMLPs
+    from methods.pa.trainer import PASettings, train_pa
+
+    g = torch.Generator().manual_seed(3)
+    X = torch.randn(60, 2, 3, generator=g)
+    y = torch.stack([X[:, 0, 0] - 0.5 * X[:, 0, 1], torch.sin(X[:, 1, 2])], dim=1) + 0.1 * torch.randn(60, 2, generator=g)
+    # lr / (s0 n) = 0.05 / (2e-3 * 60) < 2 (1 + m): stable on the spike, so float rounding is not amplified
+    settings = PASettings(epochs=30, lr=0.05, batch_size=16, T1=10, T2=15, T3=25, s1=0.05, s0_init=1e-2,
+                          s0_end=2e-3, lam=1e-3, tau=0.0, refine_epochs=5)
+    torch.manual_seed(0)
+    stack = StackedMLPs(2, 3, hidden=4)
+    separate = [stack.group(k) for k in range(2)]
+    masks = train_pa(stack, X, y, settings, seed=7)
+    for k, mlp in enumerate(separate):
+        own = train_pa(mlp, X[:, k], y[:, k], settings, seed=7)
+        for name, mask in stack.group_masks(masks, k).items():
+            assert torch.equal(mask, own[name]), name
+        for (name, a), b in zip(stack.group(k).named_parameters(), mlp.parameters()):
+            torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5, msg=name)
+    pruned = sum(int((~m).sum()) for m in masks.values())
+    assert pruned > 0  # the prior did prune something, so masks were compared non-trivially

@@ -183,3 +183,15 @@ def test_a_method_entry_can_be_restricted_to_some_datasets(tmp_path):
     tasks = build_tasks(load_suite(str(path)))
     pairs = sorted((t.config["dataset"]["label"], t.config["setting"]) for t in tasks)
     assert pairs == [("ar-a", "by name"), ("ar-b", "by name"), ("ar-b", "only b")]
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_every_builtin_suite_expands_and_every_method_entry_meets_a_dataset(quick):
+    from benchmarks.suite import builtin_suites
+
+    for name in builtin_suites():
+        suite = load_suite(name, quick=quick)
+        tasks = build_tasks(suite)
+        used = {(t.config["method"]["name"], t.config["setting"]) for t in tasks}
+        for entry in suite["methods"]:
+            assert any(m == entry["name"] for m, _ in used), f"{name}: {entry['name']} runs on no dataset"

@@ -1,8 +1,9 @@
 """PA as an IntervalMethod for series problems (SPEC §3.1; the paper runs it offline on fesp).
 
-One network per series g of the panel (fesp: 24 hourly MLPs), each trained with
-prior annealing on standardised features and target, sparsified, refined, and
-given asymptotic-normal intervals; intervals are mapped back to the raw target
+One network per series g of the panel (fesp: 24 hourly MLPs), trained together as
+one stack (:class:`~methods.pa.networks.StackedMLPs`: each group's gradient, prior,
+noise and mask are its own) with prior annealing on standardised features and
+target, sparsified, refined, and each given asymptotic-normal intervals; intervals are mapped back to the raw target
 scale (an affine map, so coverage is unchanged and lengths scale by the target's
 standard deviation).
 """
@@ -16,7 +17,7 @@ from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod, register
 from methods.forecasters.scaling import Standardizer
 from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import MLP
+from methods.pa.networks import StackedMLPs
 from methods.pa.trainer import PASettings, train_pa
 
 
@@ -49,15 +50,13 @@ class PA(IntervalMethod):
         self.y_scaler_ = Standardizer().fit(data.y)
         Xs = torch.as_tensor(self.x_scaler_.transform(data.X), dtype=torch.float32)
         ys = torch.as_tensor(self.y_scaler_.transform(data.y), dtype=torch.float32)
-        seeds = np.random.SeedSequence([self.random_state, data.start]).generate_state(G)
-        self.intervals_, self.n_kept_ = [], []
-        for g in range(G):
-            torch.manual_seed(int(seeds[g]))
-            model = MLP(p, self.hidden)
-            masks = train_pa(model, Xs[:, g], ys[:, g], settings, seed=int(seeds[g]))
-            fitted = fit_asymptotic_normal(model, masks, Xs[:, g].double(), ys[:, g].double(), hessian=self.hessian)
-            self.intervals_.append(fitted)
-            self.n_kept_.append(int(fitted.n_kept))
+        seed = int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
+        torch.manual_seed(seed)
+        stack = StackedMLPs(G, p, self.hidden)
+        masks = train_pa(stack, Xs, ys, settings, seed=seed)
+        self.intervals_ = [fit_asymptotic_normal(stack.group(g), stack.group_masks(masks, g), Xs[:, g].double(),
+                                                 ys[:, g].double(), hessian=self.hessian) for g in range(G)]
+        self.n_kept_ = [int(fitted.n_kept) for fitted in self.intervals_]
         return self
 
     def predict_interval(self, X: np.ndarray) -> Interval:

@@ -24,6 +24,49 @@ class MLP(nn.Module):
         return y.squeeze(-1) if y.shape[-1] == 1 else y
 
 
+class StackedMLPs(nn.Module):
+    """G independent one-output MLPs trained as one module: x (m, G, p) -> (m, G).
+
+    Group g's weights are slice g of every parameter, each initialised like the
+    ``nn.Linear`` layers of :class:`MLP`. ``n_independent = G`` tells the PA trainer to
+    sum the G per-group mean losses (so each group's gradient is its own); prior,
+    noise, thresholding and masks act entry by entry, so training the stack is
+    training G separate networks in one pass. :meth:`group` returns group g as an
+    :class:`MLP` (for the interval construction).
+    """
+
+    def __init__(self, groups: int, n_features: int, hidden: int = 100, activation: str = "sigmoid"):
+        super().__init__()
+        self.n_independent = groups
+        self.activation = activation
+        self.act = {"sigmoid": torch.sigmoid, "tanh": torch.tanh, "relu": torch.relu}[activation]
+        b_in, b_out = n_features ** -0.5, hidden ** -0.5
+        self.hidden_weight = nn.Parameter(torch.empty(groups, hidden, n_features).uniform_(-b_in, b_in))
+        self.hidden_bias = nn.Parameter(torch.empty(groups, hidden).uniform_(-b_in, b_in))
+        self.out_weight = nn.Parameter(torch.empty(groups, hidden).uniform_(-b_out, b_out))
+        self.out_bias = nn.Parameter(torch.empty(groups).uniform_(-b_out, b_out))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.act(torch.einsum("mgp,ghp->mgh", x, self.hidden_weight) + self.hidden_bias)
+        return (h * self.out_weight).sum(-1) + self.out_bias
+
+    def group(self, g: int) -> MLP:
+        """Group g as a standalone :class:`MLP` (a copy) with parameter names hidden.* / out.*."""
+        groups, hidden, p = self.hidden_weight.shape
+        mlp = MLP(p, hidden, activation=self.activation).to(self.hidden_weight.dtype)
+        with torch.no_grad():
+            mlp.hidden.weight.copy_(self.hidden_weight[g])
+            mlp.hidden.bias.copy_(self.hidden_bias[g])
+            mlp.out.weight.copy_(self.out_weight[g][None])
+            mlp.out.bias.copy_(self.out_bias[g][None])
+        return mlp
+
+    def group_masks(self, masks: dict[str, torch.Tensor], g: int) -> dict[str, torch.Tensor]:
+        """The stack's masks restricted to group g, named as in :meth:`group`'s MLP."""
+        return {"hidden.weight": masks["hidden_weight"][g], "hidden.bias": masks["hidden_bias"][g],
+                "out.weight": masks["out_weight"][g][None], "out.bias": masks["out_bias"][g][None]}
+
+
 class ElmanRNN(nn.Module):
     """x (m, T, k) -> (m,): h_t = tanh(W x_t + V h_{t-1} + b), output from the last state.
 

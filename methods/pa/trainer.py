@@ -62,7 +62,8 @@ def _train_unit(model: nn.Module, opt: SGHMC, X: torch.Tensor, y: torch.Tensor, 
     n = len(y)
     for idx in _unit_batches(n, settings.batch_size, settings.unit, generator):
         opt.zero_grad(set_to_none=False)
-        loss = ((model(X[idx]) - y[idx]) ** 2).mean() / (2 * settings.sigma2)
+        # a stack of G independent networks (n_independent = G) sums its G per-group mean losses
+        loss = ((model(X[idx]) - y[idx]) ** 2).mean() * getattr(model, "n_independent", 1) / (2 * settings.sigma2)
         loss.backward()
         if prior is not None and prior_weight > 0:
             with torch.no_grad():
@@ -95,7 +96,7 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
         for name, p in model.named_parameters():
             masks[name] = p.abs() > threshold
             p.mul_(masks[name])
-    masks = live_masks(model, masks, X, generator)
+    masks = live_masks(model, masks, X, torch.Generator().manual_seed(int(seed)))
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.mul_(masks[name])
