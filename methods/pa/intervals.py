@@ -285,7 +285,7 @@ def fit_asymptotic_normal(
     y_train,
     *,
     hessian: HessianKind = "auto",
-    max_exact: int = 3000,
+    max_exact: int = 500,
     eps: float = 1e-8,
     chunk_size: int | None = 256,
     vmap_chunk: int | None = 512,
