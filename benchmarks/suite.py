@@ -115,12 +115,29 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
     for key in ("datasets", "methods"):
         if not suite.get(key):
             raise ValueError(f"suite {path}: needs at least one [[{key}]] entry.")
+    _check_method_datasets(suite, path)
     if quick:
         suite = _merge(suite, suite.get("quick", {}))
         for key in ("datasets", "methods"):
             merged = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
             suite[key] = [entry for entry in merged if not entry.get("skip", False)]
     return suite
+
+
+def _check_method_datasets(suite: dict, path: Path) -> None:
+    """A method entry's ``datasets`` must be a list naming datasets (name or label) of the suite."""
+    known = {d["name"] for d in suite["datasets"]} | {d.get("label", d["name"]) for d in suite["datasets"]}
+    for m in suite["methods"]:
+        if "datasets" not in m:
+            continue
+        chosen = m["datasets"]
+        if not isinstance(chosen, list) or not all(isinstance(x, str) for x in chosen):
+            raise ValueError(f"suite {path}: method {m['name']!r}: datasets must be a list of dataset names "
+                             f"or labels, got {chosen!r}.")
+        unknown = [x for x in chosen if x not in known]
+        if unknown:
+            raise ValueError(f"suite {path}: method {m['name']!r} names datasets {unknown} that the suite does "
+                             f"not have (names and labels: {sorted(known)}).")
 
 
 def _grid_points(entry: dict) -> list[tuple[dict, str]]:

@@ -109,7 +109,7 @@ def test_dof_offset_and_too_many_weights():
     spec = fit_asymptotic_normal(model, None, X_t, y_t, dof_offset=1)
     rss = np.sum((y - model(X_t).detach().numpy()) ** 2)
     np.testing.assert_allclose(spec.sigma2_hat[0], rss / (40 - 4 - 1), rtol=1e-10)
-    with pytest.raises(ValueError, match="too many identified weights"):
+    with pytest.raises(ValueError, match="too many weights"):
         fit_asymptotic_normal(model, None, X_t[:5], y_t[:5], dof_offset=1)
 
 
@@ -275,3 +275,20 @@ def test_recurrent_model_both_hessians():
         assert fit.n_kept == sum(p.numel() for p in model.parameters()) - int((~mask).sum())
         point, lower, upper = fit.predict(X[:3], alpha=0.2)
         assert point.shape == (3, 2) and np.all(np.isfinite(upper - lower)) and np.all(upper > lower)
+
+
+def test_auto_keeps_a_singular_but_psd_exact_hessian_and_leaves_an_indefinite_one():
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(200, 1))
+    y = 0.8 * x[:, 0] + rng.normal(size=200)
+    singular = fit_asymptotic_normal(SumModel(), None, torch.from_numpy(x), torch.from_numpy(y))
+    assert singular.diagnostics["hessian"] == "exact" and not singular.diagnostics["exact_not_pd"]
+    assert singular.diagnostics["n_null"] == 1 and singular.diagnostics["n_negative"] == 0
+
+    # a tiny tanh MLP away from its optimum: -Hess l_n has clearly negative eigenvalues
+    Xn, yn = mlp_data()
+    exact = fit_asymptotic_normal(tiny_mlp(), tiny_masks(), Xn, yn, hessian="exact")
+    assert exact.diagnostics["n_negative"] >= 1
+    auto = fit_asymptotic_normal(tiny_mlp(), tiny_masks(), Xn, yn)
+    assert auto.diagnostics["hessian"] == "ggn" and auto.diagnostics["exact_not_pd"]
+    assert auto.diagnostics["n_negative"] == 0

@@ -68,3 +68,26 @@ def test_stacked_mlps_train_exactly_like_separate_networks():
             torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-5, msg=name)
     pruned = sum(int((~m).sum()) for m in masks.values())
     assert pruned > 0  # the prior did prune something, so masks were compared non-trivially
+
+
+def test_a_unit_saturated_in_float32_is_not_taken_for_dead():
+    torch.manual_seed(0)
+    model = MLP(3, 4)
+    with torch.no_grad():
+        model.hidden.bias[0] = 20.0  # sigmoid(~20) == 1.0 exactly in float32
+    masks = {name: torch.ones_like(p, dtype=torch.bool) for name, p in model.named_parameters()}
+    live = live_masks(model, masks, torch.randn(30, 3), torch.Generator().manual_seed(1))
+    assert all(bool(m.all()) for m in live.values())
+
+
+def test_live_masks_check_names_and_fill_absent_parameters():
+    import pytest
+
+    torch.manual_seed(0)
+    model = MLP(2, 3)
+    only_out = {"out.weight": torch.tensor([[True, False, True]])}
+    live = live_masks(model, only_out, torch.randn(20, 2))
+    assert set(live) == {"hidden.weight", "hidden.bias", "out.weight", "out.bias"}
+    assert bool(live["hidden.weight"].all())  # absent = kept; model weights are not pruned here
+    with pytest.raises(ValueError, match="unknown parameters"):
+        live_masks(model, {"nope": torch.ones(1, dtype=torch.bool)}, torch.randn(5, 2))

@@ -199,8 +199,10 @@ class FlatModel:
 def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, dict]:
     """Pseudo-inverse of the symmetric matrix A, eigenvalues <= eps * lambda_max counted as 0.
 
-    Returns (A^+, {"fallback": "pinv" or None, "rank", "n_null", "min_eigenvalue",
-    "max_eigenvalue"}); A^+ = A^{-1} when every eigenvalue is above the cutoff.
+    Returns (A^+, {"fallback": "pinv" or None, "rank", "n_null", "n_negative",
+    "min_eigenvalue", "max_eigenvalue"}); A^+ = A^{-1} when every eigenvalue is above the
+    cutoff. ``n_negative`` counts eigenvalues below -eps * lambda_max (negative curvature,
+    dropped like null directions; only an explicitly requested exact Hessian can have them).
     """
     A = 0.5 * (A + A.T)
     lam, V = torch.linalg.eigh(A)
@@ -218,6 +220,7 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
         "fallback": "pinv" if rank < len(lam) else None,
         "rank": rank,
         "n_null": len(lam) - rank,
+        "n_negative": int((lam < -eps * lam_max).sum()),
         "min_eigenvalue": lam_min,
         "max_eigenvalue": lam_max,
     }
@@ -296,7 +299,9 @@ def fit_asymptotic_normal(
     masks: parameter name -> bool tensor (True = kept); None = all kept. y_train is (n,)
     or (n, H); the model maps X (m, ...) to (m,) or (m, H). ``hessian``: "exact"
     (Hessian of l_n), "ggn" (J'J / (n sigma2)), "auto" = exact if R <= max_exact and
-    -Hess l_n is positive definite there, else ggn (``diagnostics["exact_not_pd"]``).
+    -Hess l_n has no eigenvalue below -eps * lambda_max there, else ggn
+    (``diagnostics["exact_not_pd"]``; an explicit "exact" records such eigenvalues in
+    ``diagnostics["n_negative"]`` and drops them).
     ``chunk_size`` = training rows per Jacobian/Hessian block, ``vmap_chunk`` = jacrev's
     vectorisation chunk (bounds memory; None = all R at once).
     sigma2_hat uses n - rank(A) - dof_offset (rank = R when A is nonsingular).
@@ -317,6 +322,11 @@ def fit_asymptotic_normal(
     R = flat.n_kept
     if R == 0:
         raise ValueError("the model keeps no weights")
+    if R >= n - dof_offset:
+        raise ValueError(
+            f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows "
+            f"(dof_offset = {dof_offset}); sparsify more or train on more data"
+        )
     theta = flat.theta0
     with torch.no_grad():
         mu = torch.cat([flat.forward(theta, X[sl]) for sl in _chunks(n, chunk_size)])
@@ -343,12 +353,7 @@ def fit_asymptotic_normal(
     else:
         A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
     a_inv, info = pseudo_inverse(A.detach(), eps)
-    dof = n - info["rank"] - dof_offset
-    if dof <= 0:
-        raise ValueError(
-            f"the model has too many identified weights for n: sigma2_hat needs n - rank - dof_offset > 0, "
-            f"but n = {n}, rank = {info['rank']} (of R = {R} kept weights), dof_offset = {dof_offset}"
-        )
+    dof = n - info["rank"] - dof_offset  # > 0: rank <= R < n - dof_offset
     sigma2 = rss / dof
     a_inv = a_inv * (n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
     diagnostics = {"hessian": kind, "exact_not_pd": exact_not_pd, **info}
