@@ -3,9 +3,9 @@
 One network per series g of the panel (fesp: 24 hourly MLPs), trained together as
 one stack (:class:`~methods.pa.networks.StackedMLPs`: each group's gradient, prior,
 noise and mask are its own) with prior annealing on standardised features and
-target, sparsified, refined, and each given asymptotic-normal intervals; intervals are mapped back to the raw target
-scale (an affine map, so coverage is unchanged and lengths scale by the target's
-standard deviation).
+target, sparsified, refined, and each given asymptotic-normal intervals. Intervals
+are mapped back to the raw target scale (an affine map, so coverage is unchanged
+and lengths scale by the target's standard deviation).
 """
 
 from __future__ import annotations
