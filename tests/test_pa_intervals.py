@@ -7,6 +7,7 @@ import pytest
 import statsmodels.api as sm
 import torch
 from scipy.stats import norm
+from scipy.stats import t as student_t
 from torch.func import grad
 
 from methods.pa.intervals import FlatModel, fit_asymptotic_normal, pseudo_inverse
@@ -160,8 +161,7 @@ def test_singular_hessian_pinv_fallback(hessian):
     x_new = torch.tensor([[0.5], [-2.0]], dtype=torch.float64)
     point, lower, upper = fit.predict(x_new, alpha=0.1)
     assert np.all(np.isfinite(lower)) and np.all(np.isfinite(upper)) and np.all(lower < point)
-    # the gradient lies in the identified direction, so var(mu-hat) = sigma2_hat x0^2 / sum x^2,
-    # with one identified parameter: sigma2_hat = RSS / (n - 1)
+    # the gradient lies in the identified direction, so var(mu-hat) = sigma2_hat x0^2 / sum x^2
     _, var_mu, _ = fit.predictive_variance(x_new)
     expected = fit.sigma2_hat[0] * x_new[:, 0].numpy() ** 2 / np.sum(x**2)
     np.testing.assert_allclose(var_mu[:, 0], expected, rtol=1e-6)
@@ -201,7 +201,7 @@ def test_rank_deficient_linear_model_reproduces_statsmodels_ols_interval():
     frame = pred.summary_frame(alpha=0.1)
     half_t = (frame["obs_ci_upper"] - frame["obs_ci_lower"]).to_numpy() / 2
     # statsmodels uses t quantiles, PA z: compare the standard errors
-    t_crit = __import__("scipy.stats").stats.t.ppf(0.95, res.df_resid)
+    t_crit = student_t.ppf(0.95, res.df_resid)
     np.testing.assert_allclose((upper - lower) / 2 / norm.ppf(0.95), half_t / t_crit, rtol=1e-8)
 
 

@@ -1,9 +1,11 @@
 """Effective structure after sparsification: kept weights that cannot reach the output are dropped."""
 
+import pytest
 import torch
 
-from methods.pa.networks import MLP, ElmanRNN, LastStep
+from methods.pa.networks import MLP, ElmanRNN, LastStep, StackedMLPs
 from methods.pa.structure import live_masks
+from methods.pa.trainer import PASettings, train_pa
 
 
 def _prune(model, masks):
@@ -47,9 +49,6 @@ def test_rnn_unit_reaching_the_output_only_through_recurrence_stays_live():
 def test_stacked_mlps_train_exactly_like_separate_networks():
     """At temperature 0 (no injected noise) the stack and G separate MLPs see the same batches,
     priors and thresholds, so they end with the same weights and masks."""
-    from methods.pa.networks import StackedMLPs
-    from methods.pa.trainer import PASettings, train_pa
-
     g = torch.Generator().manual_seed(3)
     X = torch.randn(60, 2, 3, generator=g)
     y = torch.stack([X[:, 0, 0] - 0.5 * X[:, 0, 1], torch.sin(X[:, 1, 2])], dim=1) + 0.1 * torch.randn(60, 2, generator=g)
@@ -81,8 +80,6 @@ def test_a_unit_saturated_in_float32_is_not_taken_for_dead():
 
 
 def test_live_masks_check_names_and_fill_absent_parameters():
-    import pytest
-
     torch.manual_seed(0)
     model = MLP(2, 3)
     only_out = {"out.weight": torch.tensor([[True, False, True]])}

@@ -213,7 +213,8 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
             "not affect the fitted outputs"
         )
     identified = lam > eps * lam_max
-    inv_lam = torch.where(identified, 1.0 / torch.where(identified, lam, torch.ones_like(lam)), torch.zeros_like(lam))
+    inv_lam = torch.zeros_like(lam)
+    inv_lam[identified] = 1.0 / lam[identified]
     inv = (V * inv_lam) @ V.T
     rank = int(identified.sum())
     info = {
