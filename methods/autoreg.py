@@ -87,4 +87,6 @@ class AutoRegInterval(IntervalMethod):
         if not hasattr(self, "lag_lists_") or len(self.lag_lists_) != 1:
             return {}
         lags = self.lag_lists_[0]
-        return {"selected_lags": ",".join(map(str, lags)), "ar_order": max(lags, default=0)}
+        candidates = self.max_lags if isinstance(self.lags, str) else int(self.lags)
+        return {"selected_lags": ",".join(map(str, lags)), "ar_order": max(lags, default=0),
+                "candidate_lags": candidates}

@@ -5,6 +5,8 @@ lag j is selected iff some input weight of column j - 1 survives; the estimated
 AR order is the largest selected lag; "#hidden link" counts the nonzero
 hidden-to-hidden weights. Over J datasets with true lag set S and selected sets
 S_j: FSR = sum_j |S_j \\ S| / sum_j |S_j| and NSR = sum_j |S \\ S_j| / (J |S|).
+S holds the true lags a method can select (:func:`selectable_truth`): with an input
+window of k lags, S = true lags <= k, as the paper's NSR = 0 for NLAR window 1 implies.
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ import numpy as np
 
 #: True lag sets of the synthetic processes (SPEC §1.3).
 TRUE_LAGS = {"nlar": frozenset({1, 2, 3, 7}), "expar": frozenset({1})}
+
+
+def selectable_truth(true_lags: Iterable[int], max_lag: float | None) -> frozenset[int]:
+    """The true lags a method choosing among lags 1..max_lag can select (all when max_lag is None/NaN)."""
+    truth = frozenset(int(j) for j in true_lags)
+    if max_lag is None or not np.isfinite(max_lag):
+        return truth
+    if max_lag < 1:
+        raise ValueError(f"max_lag must be >= 1; got {max_lag}.")
+    return frozenset(j for j in truth if j <= max_lag)
 
 
 def selected_lags(input_kept: np.ndarray) -> frozenset[int]:

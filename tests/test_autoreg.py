@@ -41,7 +41,7 @@ def test_too_short_window_is_a_clear_error():
 def test_order_chosen_by_bic_and_reported():
     problem = ar_problem(n_train=3000, n_test=5, phi=(0.5, -0.3), seed=1)
     method = get_method("autoreg")(lags="bic", max_lags=10).fit(problem.window(0, 3000))
-    assert method.diagnostics() == {"selected_lags": "1,2", "ar_order": 2}
+    assert method.diagnostics() == {"selected_lags": "1,2", "ar_order": 2, "candidate_lags": 10}
     reference = AutoReg(problem.y[:3000, 0], lags=2, trend="c").fit()
     iv = method.predict_interval(problem.X[3000:3001])
     assert iv.point[0, 0] == pytest.approx(reference.get_prediction(start=3000, end=3000).predicted_mean[0])
@@ -53,7 +53,7 @@ def test_white_noise_selects_no_lag_and_fits_a_constant():
     from data_loaders.problems import SeriesData
 
     method = get_method("autoreg")(lags="bic", max_lags=5).fit(SeriesData(y=y, X=np.zeros((2000, 1, 1))))
-    assert method.diagnostics() == {"selected_lags": "", "ar_order": 0}
+    assert method.diagnostics() == {"selected_lags": "", "ar_order": 0, "candidate_lags": 5}
     iv = method.predict_interval(np.zeros((1, 1, 1)))
     half = 1.6448536269514722 * y[:, 0].std()  # AutoReg(0): the MLE variance of y around its mean
     assert iv.point[0, 0] == pytest.approx(y.mean(), rel=1e-9)

@@ -55,10 +55,41 @@ def test_pa_rnn_runs_offline_and_reports_its_selection():
                                   refine_iterations=50, lr=5e-3, s0_init=1e-5, s0_end=1e-6, lam=1e-6)
     out = run_series(problem, method, kind="offline")
     diag = method.diagnostics()
-    assert set(diag) == {"selected_lags", "ar_order", "hidden_links", "msfe", "kept_weights"}
+    assert set(diag) == {"selected_lags", "ar_order", "hidden_links", "msfe", "kept_weights", "candidate_lags"}
+    assert diag["candidate_lags"] == 3
     lags = {int(j) for j in diag["selected_lags"].split(",") if j}
     assert lags <= {1, 2, 3} and diag["ar_order"] == max(lags, default=0)
     assert 0 <= diag["hidden_links"] <= 64
     # EXPAR noise is N(0, 1): a fitted model's errors are near 1, and its intervals cover
     assert 0.8 < np.mean((out.y - out.point) ** 2) < 1.5
     assert 0.8 <= np.mean((out.y >= out.lower) & (out.y <= out.upper)) <= 1.0
+
+
+def test_selectable_truth_keeps_the_true_lags_inside_the_window():
+    from reports.order_selection import selectable_truth
+
+    assert selectable_truth(TRUE_LAGS["nlar"], 1) == {1}
+    assert selectable_truth(TRUE_LAGS["nlar"], 5) == {1, 2, 3}
+    assert selectable_truth(TRUE_LAGS["nlar"], 15) == {1, 2, 3, 7}
+    assert selectable_truth(TRUE_LAGS["nlar"], None) == selectable_truth(TRUE_LAGS["nlar"], float("nan")) == {1, 2, 3, 7}
+    with pytest.raises(ValueError, match="max_lag"):
+        selectable_truth({1}, 0)
+
+
+def test_pa_rnn_started_inside_the_spike_prunes_the_recurrence_that_torch_scale_keeps():
+    """EXPAR is order 1 and needs no memory. Same data and seed, only the cell's initial scale
+    differs: from PARNN's default (inside the spike's inclusion region at s0_init) the
+    recurrence is pruned and only lag 1 survives; from torch's scale for the paper's 1,000-unit net,
+    links and spurious lags survive."""
+    from data_loaders.synthetic import expar_problem
+    from methods.pa.rnn_method import PARNN
+
+    problem = expar_problem(n_train=6000, n_test=10, n_lags=3, seed=1)
+    data = problem.window(0, problem.test_start)
+    settings = dict(random_state=1, hidden=50, seq_len=6, burn_in=2, iterations=4000, T1=300, T2=600, T3=3700,
+                    refine_iterations=100, lr=1.5e-2, s1=0.05, s0_init=1e-5, s0_end=1e-6, lam=1e-6, tau=0.1)
+    small = PARNN(**settings).fit(data).diagnostics()
+    torch_scale = PARNN(**settings, init_bound=1000 ** -0.5).fit(data).diagnostics()  # the paper net's
+    assert small["selected_lags"] == "1" and small["hidden_links"] == 0
+    assert torch_scale["hidden_links"] >= 5 and torch_scale["selected_lags"] != "1"
+    assert small["msfe"] < 1.05  # lag 1 alone fits EXPAR (noise variance 1)

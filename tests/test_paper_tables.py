@@ -42,3 +42,29 @@ def test_fesp_table_has_one_pa_row_per_setting_each_beside_the_papers_pa():
     lines = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
     assert "| 99.00 | 90.06 | 80.00 (1.00) | 20.19 (3.23) |" in lines["PA offline [paper]"]
     assert "| 91.00 | 90.06 | 30.00 (1.00) | 20.19 (3.23) |" in lines["PA offline [tuned]"]
+
+
+def order_row(label, method, lags, candidates, **extra):
+    return {"suite": "ar_order", "dataset": label, "method": method, "setting": "s", "seed": len(lags), "status": "ok",
+            "coverage": 0.9, "mspe": 1.0, "selected_lags": lags, "ar_order": max(map(int, lags.split(","))),
+            "candidate_lags": candidates, **extra}
+
+
+def test_order_table_scores_against_the_true_lags_within_the_window():
+    from reports.paper_tables import order_selection_table
+
+    summary = pd.DataFrame([
+        # NLAR (true lags 1, 2, 3, 7) with a window of 1: only lag 1 is selectable, so {1} misses nothing
+        order_row("nlar window=1", "pa_rnn", "1", 1), order_row("nlar window=1", "pa_rnn", "1", 1),
+        # window 15: {1, 3, 7} and {1, 2, 3, 7, 9}: 1 false of 8 selected, 1 missed of 2 x 4 true
+        order_row("nlar window=15", "pa_rnn", "1,3,7", 15), order_row("nlar window=15", "pa_rnn", "1,2,3,7,9", 15),
+        # a record without candidate_lags is scored against every true lag: {1} misses 3 of 4
+        order_row("nlar window=1", "autoreg", "1", float("nan")),
+    ])
+    rows = {(cells[0], cells[1]): cells for cells in
+            ([c.strip() for c in line.strip("|").split("|")] for line in order_selection_table(summary).splitlines()
+             if line.startswith("| nlar"))}
+    # columns: data, method, seeds, FSR, paper FSR, NSR, paper NSR, ...
+    assert rows[("nlar window=1", "pa_rnn s")][3] == "0.000" and rows[("nlar window=1", "pa_rnn s")][5] == "0.000"
+    assert rows[("nlar window=15", "pa_rnn s")][3] == "0.125" and rows[("nlar window=15", "pa_rnn s")][5] == "0.125"
+    assert rows[("nlar window=1", "autoreg s")][5] == "0.750"

@@ -74,9 +74,9 @@ class ElmanRNN(nn.Module):
     hidden-to-hidden matrix V is what order selection counts ("#hidden link").
     Initialisation as ``torch.nn.RNN``: every recurrent-cell weight and bias
     U(-b, b) with b = ``init_bound`` (default 1/sqrt(hidden)), whatever the window;
-    the read-out is an ``nn.Linear``. Pruning depends on this scale: SGHMC's noise
-    carries an irrelevant weight into the spike only if it starts within a few
-    diffusion lengths of 0, so a narrower net can keep a wide net's scale.
+    the read-out is an ``nn.Linear``. Pruning depends on this scale: the spike prior
+    pulls only weights inside its inclusion region, so PA-RNN starts the cell there
+    (``methods.pa.rnn_method.PARNN``).
     """
 
     def __init__(self, window: int, hidden: int = 1000, outputs: int = 1, init_bound: float | None = None):
