@@ -45,7 +45,18 @@ def test_bic_recovers_a_known_ar2_and_expar_order_one():
         select_ar_lags(y, maxlag=3, criterion="hqic")
 
 
-def test_pa_rnn_runs_offline_and_reports_its_selection():
+@pytest.fixture
+def one_torch_thread():
+    """Small recurrent nets run several times faster on one thread than on contended ones."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def test_pa_rnn_runs_offline_and_reports_its_selection(one_torch_thread):
     from benchmarks.protocols import run_series
     from data_loaders.synthetic import expar_problem
     from methods.base import get_method
@@ -76,7 +87,7 @@ def test_selectable_truth_keeps_the_true_lags_inside_the_window():
         selectable_truth({1}, 0)
 
 
-def test_pa_rnn_started_inside_the_spike_prunes_the_recurrence_that_torch_scale_keeps():
+def test_pa_rnn_started_inside_the_spike_prunes_the_recurrence_that_torch_scale_keeps(one_torch_thread):
     """EXPAR is order 1 and needs no memory. Same data and seed, only the cell's initial scale
     differs: from PARNN's default (inside the spike's inclusion region at s0_init) the
     recurrence is pruned and only lag 1 survives; from torch's scale for the paper's 1,000-unit net,
