@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from methods.pa.networks import MLP, ElmanRNN, LastStep, StackedMLPs
-from methods.pa.structure import live_masks
+from methods.pa.intervals import fit_asymptotic_normal
+from methods.pa.structure import drop_idle_units, live_masks
 from methods.pa.trainer import PASettings, train_pa
 
 
@@ -88,3 +89,29 @@ def test_live_masks_check_names_and_fill_absent_parameters():
     assert bool(live["hidden.weight"].all())  # absent = kept; model weights are not pruned here
     with pytest.raises(ValueError, match="unknown parameters"):
         live_masks(model, {"nope": torch.ones(1, dtype=torch.bool)}, torch.randn(5, 2))
+
+
+def test_idle_rnn_units_are_dropped_without_changing_the_function_or_the_interval():
+    torch.manual_seed(0)
+    rnn = ElmanRNN(2, 6).double()
+    masks = {f"rnn.{name}": torch.rand(p.shape) > 0.3 for name, p in rnn.named_parameters()}
+    for unit in (1, 4):  # no kept weight touches units 1 and 4
+        for name in ("rnn.input.weight", "rnn.input.bias", "rnn.recurrent.weight"):
+            masks[name][unit] = False
+        masks["rnn.recurrent.weight"][:, unit] = False
+        masks["rnn.out.weight"][:, unit] = False
+    masks["rnn.input.weight"][3] = masks["rnn.recurrent.weight"][3] = masks["rnn.recurrent.weight"][:, 3] = False
+    masks["rnn.out.weight"][0, 3] = False
+    masks["rnn.input.bias"][3] = masks["rnn.recurrent.weight"][0, 3] = True  # unit 3: a constant fed to unit 0: kept
+    _prune(LastStep(rnn), masks)
+    small, small_masks = drop_idle_units(rnn, masks)
+    assert small.recurrent.in_features == 4
+    assert sum(int(m.sum()) for m in small_masks.values()) == sum(int(m.sum()) for m in masks.values())
+    X = torch.randn(200, 5, 2, dtype=torch.float64)
+    y = LastStep(rnn)(X).detach() + 0.1 * torch.randn(200, dtype=torch.float64)
+    assert torch.allclose(small(X), rnn(X), atol=1e-12)
+    full_fit = fit_asymptotic_normal(LastStep(rnn), masks, X, y, hessian="ggn")
+    small_fit = fit_asymptotic_normal(LastStep(small), small_masks, X, y, hessian="ggn")
+    full, compact = full_fit.predict(X[:7], 0.1), small_fit.predict(X[:7], 0.1)
+    for a, b in zip(full, compact):
+        assert torch.allclose(torch.as_tensor(a), torch.as_tensor(b), atol=1e-9)

@@ -21,6 +21,7 @@ from methods.base import Interval, IntervalMethod, register
 from methods.forecasters.scaling import Standardizer
 from methods.pa.intervals import fit_asymptotic_normal
 from methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep
+from methods.pa.structure import drop_idle_units
 from methods.pa.trainer import PASettings, train_pa
 from reports.order_selection import estimated_order, hidden_links, selected_lags
 
@@ -77,7 +78,8 @@ class PARNN(IntervalMethod):
         torch.manual_seed(seed)
         rnn = ElmanRNN(X.shape[1], self.hidden, init_bound=self.init_bound)
         masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], settings, seed=seed)
-        self.fitted_ = fit_asymptotic_normal(LastStep(rnn), masks, seqs.double(), targets[:, -1].double(),
+        compact, compact_masks = drop_idle_units(rnn, masks)  # same function and kept weights, fewer units
+        self.fitted_ = fit_asymptotic_normal(LastStep(compact), compact_masks, seqs.double(), targets[:, -1].double(),
                                              hessian=self.hessian)
         self.window_ = X.shape[1]
         self.lags_ = selected_lags(masks["rnn.input.weight"].numpy())

@@ -51,3 +51,36 @@ def live_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], X: torch.Ten
         kept = torch.as_tensor(masks[name]).bool() if name in masks else torch.ones_like(p, dtype=torch.bool)
         out_masks[name] = kept & reach[name] if p.requires_grad else kept
     return out_masks
+
+
+def drop_idle_units(rnn: nn.Module, masks: Mapping[str, torch.Tensor], prefix: str = "rnn.") -> tuple[nn.Module, dict]:
+    """An :class:`~methods.pa.networks.ElmanRNN` without the hidden units no kept weight touches.
+
+    Such a unit's state is tanh(0) = 0 at every step and its outgoing weights are 0, so
+    removing it leaves the function and the kept weights unchanged, while the Jacobians of
+    the interval step (paper-scale nets: 1,000 units, a few hundred kept weights) shrink
+    with the square of the width. ``masks`` are keyed ``prefix + parameter name``; returns
+    the smaller net (a float copy of the same dtype) and its masks under the same keys.
+    """
+    from methods.pa.networks import ElmanRNN
+
+    m = {name: torch.as_tensor(masks[prefix + name]).bool() if prefix + name in masks
+         else torch.ones_like(p, dtype=torch.bool) for name, p in rnn.named_parameters()}
+    touched = (m["input.weight"].any(1) | m["input.bias"] | m["recurrent.weight"].any(1)
+               | m["recurrent.weight"].any(0) | m["out.weight"].any(0))
+    units = torch.nonzero(touched).reshape(-1)
+    small = ElmanRNN(rnn.input.in_features, max(len(units), 1), outputs=rnn.out.out_features).to(rnn.out.weight.dtype)
+    picks = {"input.weight": lambda t: t[units], "input.bias": lambda t: t[units],
+             "recurrent.weight": lambda t: t[units][:, units], "out.weight": lambda t: t[:, units],
+             "out.bias": lambda t: t}
+    params = dict(rnn.named_parameters())
+    small_masks = {}
+    with torch.no_grad():
+        for name, p in small.named_parameters():
+            if len(units) == 0 and name != "out.bias":  # nothing kept in the cell: one idle unit
+                p.zero_()
+                small_masks[prefix + name] = torch.zeros_like(p, dtype=torch.bool)
+                continue
+            p.copy_(picks[name](params[name].detach()))
+            small_masks[prefix + name] = picks[name](m[name])
+    return small, small_masks
