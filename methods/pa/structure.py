@@ -19,6 +19,8 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
+from methods.pa.networks import ElmanRNN
+
 
 def live_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], X: torch.Tensor,
                generator: torch.Generator | None = None, chunk_size: int = 4096) -> dict[str, torch.Tensor]:
@@ -53,17 +55,15 @@ def live_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], X: torch.Ten
     return out_masks
 
 
-def drop_idle_units(rnn: nn.Module, masks: Mapping[str, torch.Tensor], prefix: str = "rnn.") -> tuple[nn.Module, dict]:
+def drop_idle_units(rnn: ElmanRNN, masks: Mapping[str, torch.Tensor], prefix: str = "rnn.") -> tuple[ElmanRNN, dict]:
     """An :class:`~methods.pa.networks.ElmanRNN` without the hidden units no kept weight touches.
 
     Such a unit's state is tanh(0) = 0 at every step and its outgoing weights are 0, so
     removing it leaves the function and the kept weights unchanged, while the Jacobians of
     the interval step (paper-scale nets: 1,000 units, a few hundred kept weights) shrink
     with the square of the width. ``masks`` are keyed ``prefix + parameter name``; returns
-    the smaller net (a float copy of the same dtype) and its masks under the same keys.
+    a smaller copy (same dtype) and its masks under the same keys.
     """
-    from methods.pa.networks import ElmanRNN
-
     m = {name: torch.as_tensor(masks[prefix + name]).bool() if prefix + name in masks
          else torch.ones_like(p, dtype=torch.bool) for name, p in rnn.named_parameters()}
     touched = (m["input.weight"].any(1) | m["input.bias"] | m["recurrent.weight"].any(1)
