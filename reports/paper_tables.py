@@ -130,7 +130,7 @@ def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str
             "FSR": _fmt(false_selection_rate(truth, chosen), digits=3), "paper FSR": pv("fsr"),
             "NSR": _fmt(negative_selection_rate(truth, chosen), digits=3), "paper NSR": pv("nsr"),
             "AR order": _fmt(mean.get("ar_order", np.nan)), "paper order": pv("ar_order"),
-            "#hidden link": _fmt(mean.get("hidden_links", np.nan), digits=0), "paper links": pv("hidden_links"),
+            "#hidden link": _fmt(mean.get("hidden_links", np.nan), digits=1), "paper links": pv("hidden_links"),
             "MSPE": _fmt(mean["mspe"], digits=3), "paper MSPE": pv("mspe"),
             "MSFE": _fmt(mean.get("msfe", np.nan), digits=3), "paper MSFE": pv("msfe"),
             "coverage %": _fmt(100 * mean["coverage"]),

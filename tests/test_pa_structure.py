@@ -115,3 +115,8 @@ def test_idle_rnn_units_are_dropped_without_changing_the_function_or_the_interva
     full, compact = full_fit.predict(X[:7], 0.1), small_fit.predict(X[:7], 0.1)
     for a, b in zip(full, compact):
         assert torch.allclose(torch.as_tensor(a), torch.as_tensor(b), atol=1e-9)
+    # nothing kept in the cell: one unit, its weights at 0, the output the read-out bias
+    only_bias = {name: torch.zeros_like(m) if name != "rnn.out.bias" else torch.ones_like(m) for name, m in masks.items()}
+    small, small_masks = drop_idle_units(rnn, only_bias)
+    assert small.recurrent.in_features == 1 and not any(bool(m.any()) for k, m in small_masks.items() if k != "rnn.out.bias")
+    assert torch.allclose(small(X), rnn.out.bias.detach().expand(200), atol=1e-12)

@@ -69,7 +69,9 @@ def drop_idle_units(rnn: ElmanRNN, masks: Mapping[str, torch.Tensor], prefix: st
     touched = (m["input.weight"].any(1) | m["input.bias"] | m["recurrent.weight"].any(1)
                | m["recurrent.weight"].any(0) | m["out.weight"].any(0))
     units = torch.nonzero(touched).reshape(-1)
-    small = ElmanRNN(rnn.input.in_features, max(len(units), 1), outputs=rnn.out.out_features).to(rnn.out.weight.dtype)
+    if len(units) == 0:  # nothing kept in the cell: keep one unit, all its weights pruned
+        units = torch.zeros(1, dtype=torch.long)
+    small = ElmanRNN(rnn.input.in_features, len(units), outputs=rnn.out.out_features).to(rnn.out.weight.dtype)
     picks = {"input.weight": lambda t: t[units], "input.bias": lambda t: t[units],
              "recurrent.weight": lambda t: t[units][:, units], "out.weight": lambda t: t[:, units],
              "out.bias": lambda t: t}
@@ -77,10 +79,6 @@ def drop_idle_units(rnn: ElmanRNN, masks: Mapping[str, torch.Tensor], prefix: st
     small_masks = {}
     with torch.no_grad():
         for name, p in small.named_parameters():
-            if len(units) == 0 and name != "out.bias":  # nothing kept in the cell: one idle unit
-                p.zero_()
-                small_masks[prefix + name] = torch.zeros_like(p, dtype=torch.bool)
-                continue
-            p.copy_(picks[name](params[name].detach()))
             small_masks[prefix + name] = picks[name](m[name])
+            p.copy_(picks[name](params[name].detach()) * small_masks[prefix + name])
     return small, small_masks
