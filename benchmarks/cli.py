@@ -9,9 +9,21 @@ from pathlib import Path
 DEFAULT_RESULTS = "results"
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be >= 1")
+    return value
+
+
 def _run(args: argparse.Namespace) -> int:
     from benchmarks.runner import run_tasks
     from benchmarks.suite import build_tasks, load_suite
+    from reports.summary import markdown_table, summary_frame
 
     suite = load_suite(args.suite, quick=args.quick)
     tasks = build_tasks(suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds)
@@ -20,35 +32,59 @@ def _run(args: argparse.Namespace) -> int:
                        threads=args.threads, progress=not args.no_progress)
     print(f"ran {len(report.executed)}, skipped {report.skipped} already finished; summary: {report.summary_path}")
     for record in report.failed:
+        first_line = (record["error"].strip() or "no message").splitlines()[0]
         print(f"FAILED {record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}: "
-              f"{record['error']}", file=sys.stderr)
-    _print_table(args.results_dir)
+              f"{first_line}", file=sys.stderr)
+    print(markdown_table(summary_frame(_current_records(args.results_dir)[0])))
     return 1 if report.failed else 0
 
 
-def _print_table(results_dir: str) -> None:
+def _current_records(results_dir: str) -> tuple[list[dict], list[str]]:
+    """The records the tables show and one line per stored file left out (reports/selection.py)."""
+    from benchmarks.provenance import code_version
     from benchmarks.store import ResultsStore
-    from reports.summary import markdown_table, summary_frame
+    from reports.selection import select_current
 
-    print(markdown_table(summary_frame(ResultsStore(results_dir).records())))
+    records, unreadable = ResultsStore(results_dir).scan()
+    current, superseded = select_current(records, code_version())
+    left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
+    left_out += [f"task {s.task_id}: {s.reason}" for s in superseded]
+    return current, left_out
 
 
 def _report(args: argparse.Namespace) -> int:
-    from benchmarks.store import ResultsStore
+    from benchmarks.provenance import code_version
     from reports.paper_tables import fesp_tables, order_selection_table
-    from reports.summary import markdown_table, summary_frame, write_summary
+    from reports.summary import failures, markdown_table, summary_frame, write_summary
 
-    records = ResultsStore(args.results_dir).records()
+    records, left_out = _current_records(args.results_dir)
     if not records:
-        print(f"no results under {args.results_dir}; run `pibench run --results-dir {args.results_dir}` first.",
-              file=sys.stderr)
+        reasons = f" ({len(left_out)} file(s) there could not be used: {left_out[0]}, ...)" if left_out else ""
+        print(f"no usable results under {args.results_dir}{reasons}; run `pibench run --results-dir "
+              f"{args.results_dir}` first.", file=sys.stderr)
         return 1
-    csv_path = write_summary(records, args.results_dir)
     frame = summary_frame(records)
-    table = "\n".join(t for t in (markdown_table(frame), fesp_tables(frame), order_selection_table(frame)) if t)
-    md_path = Path(args.results_dir) / "summary.md"
-    md_path.write_text(table)
+    sections = [markdown_table(frame), fesp_tables(frame), order_selection_table(frame)]
+    failed = failures(frame)
+    if failed:
+        sections.append(f"### Failed tasks ({len(failed)})\n\n" + "".join(f"- {line}\n" for line in failed))
+    older = sorted({r["identity"]["code"] for r in records} - {code_version()})
+    if older:
+        sections.append(f"_Some rows were computed by other pibench code ({', '.join(older)}; current "
+                        f"{code_version()}): rerun their suite to refresh them._\n")
+    if left_out:
+        sections.append(f"### Not in the tables ({len(left_out)} stored file(s))\n\n"
+                        + "".join(f"- {line}\n" for line in left_out))
+    table = "\n".join(t for t in sections if t)
     print(table)
+    try:
+        csv_path = write_summary(records, args.results_dir)
+        md_path = Path(args.results_dir) / "summary.md"
+        md_path.write_text(table)
+    except OSError as exc:
+        print(f"pibench: warning: could not write the summary files into {args.results_dir} ({exc.strerror or exc}); "
+              "the tables above are all there is.", file=sys.stderr)
+        return 0
     print(f"wrote {csv_path} and {md_path}")
     return 0
 
@@ -56,7 +92,7 @@ def _report(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from benchmarks.suite import builtin_suites, load_suite
     from data_loaders.registry import DATASETS
-    from methods.base import available_methods
+    from methods.catalog import available_methods
 
     print("methods:")
     for name, cls in available_methods().items():
@@ -88,8 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--methods", nargs="+", help="keep only these methods (names from `pibench list`)")
     run.add_argument("--datasets", nargs="+", help="keep only these datasets; csv:PATH:TARGET adds your own")
     run.add_argument("--seeds", nargs="+", type=int, help="replicate seeds (default: the suite's)")
-    run.add_argument("-j", "--jobs", type=int, default=1, help="parallel workers (joblib; -1 = all cores)")
-    run.add_argument("--threads", type=int, default=1, help="BLAS/torch threads per task (default 1)")
+    run.add_argument("-j", "--jobs", type=positive_int, default=1,
+                     help="parallel workers (joblib processes; default 1; e.g. -j $(nproc))")
+    run.add_argument("--threads", type=positive_int, default=1, help="BLAS/torch threads per task (default 1)")
     run.add_argument("--results-dir", default=DEFAULT_RESULTS, help=f"where results go (default ./{DEFAULT_RESULTS})")
     run.add_argument("--data-dir", default=None, help="data folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
     run.add_argument("--quick", action="store_true", help="the suite's quick variant (minutes)")
@@ -114,14 +151,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from data_loaders.fetch import FetchError
+
     args = build_parser().parse_args(argv)
-    if getattr(args, "jobs", 1) == 0:
-        args.jobs = 1
     try:
         return args.func(args)
-    except ValueError as exc:  # user errors: one clear line, no traceback
+    except (ValueError, FetchError) as exc:  # user errors: the message says what to do, no traceback
         print(f"pibench: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the file system refused (permissions, full disk): say which file
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"pibench: error: {exc.strerror or exc}{where}; check that the folder exists, is yours to write "
+              "and has space.", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("pibench: interrupted; finished tasks are saved, rerun the same command to resume.", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def plan_for(task: Task, problem: SeriesProblem, forecaster: SplitForecaster) ->
     c = task.config
     schedule = series_schedule(problem, **c["protocol"])
     key = stable_hash({"dataset": c["dataset"], "data_seed": task.data_seed, "protocol": c["protocol"],
-                       "forecaster": forecaster.config()})[:20]
+                       "forecaster": forecaster.config(), "identity": task.identity})[:20]
     return ForecastPlan(key=key, forecaster=forecaster, n_fits=len(schedule.fit_steps))
 
 

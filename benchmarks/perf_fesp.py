@@ -83,7 +83,7 @@ def figure_train(args: argparse.Namespace) -> None:
 
 def figure_aci(args: argparse.Namespace) -> None:
     from data_loaders.problems import SeriesData
-    from methods.base import get_method
+    from methods.catalog import get_method
     from methods.calibration.aci import aci_online
     from methods.mapie_methods import MapieACI
 

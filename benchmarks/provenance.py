@@ -1,8 +1,10 @@
-"""What produced a result: package versions, git commit, host."""
+"""What produced a result: the code version (part of every task's identity), package versions, git commit, host."""
 
 from __future__ import annotations
 
 import functools
+import hashlib
+import inspect
 import platform
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
@@ -22,6 +24,42 @@ def package_versions() -> dict[str, str | None]:
     return out
 
 
+#: The source that can change a stored number: everything a task runs. The CLI, the
+#: report writers and the performance scripts only present results, so editing them
+#: keeps stored results valid.
+RESULT_SOURCES = ("data_loaders/**/*.py", "methods/**/*.py", "benchmarks/*.py", "reports/metrics.py")
+PRESENTATION_ONLY = ("benchmarks/cli.py", "benchmarks/perf_*.py", "benchmarks/peak_memory.py")
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _result_source_files() -> list[Path]:
+    files = {p for pattern in RESULT_SOURCES for p in PROJECT_ROOT.glob(pattern)}
+    files -= {p for pattern in PRESENTATION_ONLY for p in PROJECT_ROOT.glob(pattern)}
+    return sorted(files)
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """``<pibench version>+src.<hash>``: the package version and a sha256 of :data:`RESULT_SOURCES`.
+
+    Part of every task id and cache key, so results computed by other code are
+    never taken for current ones (a commit that touches only docs, the CLI or the
+    reports keeps them).
+    """
+    h = hashlib.sha256()
+    for path in _result_source_files():
+        h.update(path.relative_to(PROJECT_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return f"{package_versions()['pibench'] or 'unknown'}+src.{h.hexdigest()[:12]}"
+
+
+def plugin_source(cls: type) -> str | None:
+    """``module:sha256`` of a method class defined outside pibench (an entry-point plugin), else None."""
+    path = Path(inspect.getfile(cls)).resolve()
+    if path.is_relative_to(PROJECT_ROOT / "methods"):
+        return None
+    return f"{cls.__module__}:{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+
+
 @functools.lru_cache(maxsize=1)
 def git_commit() -> str | None:
     """HEAD of the checkout pibench runs from (suffix '+dirty' if modified), or None."""
@@ -37,5 +75,5 @@ def git_commit() -> str | None:
 
 
 def provenance() -> dict:
-    return {"versions": package_versions(), "git_commit": git_commit(), "host": platform.node(),
-            "python": platform.python_version()}
+    return {"versions": package_versions(), "git_commit": git_commit(), "code_version": code_version(),
+            "host": platform.node(), "python": platform.python_version()}

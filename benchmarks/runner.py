@@ -8,8 +8,6 @@ numbers do not depend on how many workers run beside it.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import time
 import traceback
@@ -26,26 +24,17 @@ from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
 from benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
+from benchmarks.preflight import prepare_tasks, task_method, task_problem
 from benchmarks.protocols import ProtocolOutput, run_series, run_set
-from benchmarks.provenance import provenance
-from benchmarks.store import ResultsStore
+from benchmarks.provenance import code_version, provenance
+from benchmarks.store import ResultsStore, check_results_dir
 from benchmarks.suite import Task
 from data_loaders.problems import SeriesProblem
-from data_loaders.registry import load_dataset
-from methods.base import IntervalMethod, get_method
+from methods.base import IntervalMethod
 from methods.split_conformal import SplitConformalMethod
 from reports.metrics import default_cap, series_metrics, set_metrics
+from reports.selection import select_current
 from reports.summary import write_summary
-
-
-def build_method(name: str, params: dict, alpha: float, seed: int) -> IntervalMethod:
-    """Instantiate a registered method; unknown parameters give a ValueError listing the valid ones."""
-    cls = get_method(name)
-    valid = cls._param_names()
-    unknown = sorted(set(params) - set(valid))
-    if unknown:
-        raise ValueError(f"method {name!r} has no parameter(s) {unknown}; it takes {valid}.")
-    return cls(**{**params, "alpha": alpha, "random_state": seed})
 
 
 def _predictions_frame(problem, out: ProtocolOutput) -> pd.DataFrame:
@@ -73,22 +62,6 @@ def pinned_threads(threads: int):
         torch.set_num_threads(previous)
 
 
-@functools.lru_cache(maxsize=4)
-def _cached_problem(name: str, params_json: str, seed: int, data_dir: str | None):
-    return load_dataset(name, json.loads(params_json), seed=seed, data_dir=data_dir)
-
-
-def load_task_problem(task: Task, data_dir: str | None):
-    """The task's dataset (cached per process: many tasks share one)."""
-    d = task.config["dataset"]
-    return _cached_problem(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed, data_dir)
-
-
-def task_method(task: Task) -> IntervalMethod:
-    c = task.config
-    return build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed)
-
-
 def forecast_plan(task: Task, problem, method: IntervalMethod) -> ForecastPlan | None:
     """The shared base fits of a split-conformal task on a series problem, else None."""
     if isinstance(method, SplitConformalMethod) and isinstance(problem, SeriesProblem):
@@ -107,14 +80,18 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
     record = {
         "task_id": task.task_id, "suite": c["suite"], "dataset": c["dataset"]["label"],
         "method": c["method"]["name"], "setting": c["setting"], "seed": c["seed"], "alpha": c["alpha"],
-        "config": c, "data_seed": task.data_seed, "method_seed": task.method_seed,
+        "config": c, "identity": task.identity, "data_fingerprint": task.identity["data"],
+        "data_seed": task.data_seed, "method_seed": task.method_seed,
         "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **provenance(),
     }
     predictions = None
     tic = time.perf_counter()
     try:
+        if record["code_version"] != task.identity["code"]:
+            raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
+                               f"with {task.identity['code']}: every worker must run the same checkout.")
         with pinned_threads(threads):
-            problem = load_task_problem(task, data_dir)
+            problem, _, record["data_files"] = task_problem(task, data_dir)
             method = task_method(task)
             record["method_params"] = method.get_params()
             plan = forecast_plan(task, problem, method)
@@ -146,7 +123,7 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
     chunk; the tasks that needed it then fail with that traceback in their records."""
     try:
         with pinned_threads(threads):
-            problem = load_task_problem(task, data_dir)
+            problem = task_problem(task, data_dir).problem
             plan = forecast_plan(task, problem, task_method(task))
             write_chunk(problem, task.config["protocol"], plan, fits, results_dir)
         return {"method": "base fits", "status": "ok"}
@@ -171,7 +148,7 @@ def _plan_shared_fits(tasks: list[Task], results_dir, data_dir) -> tuple[list, s
     dependent: set[str] = set()
     for task in tasks:
         try:
-            problem = load_task_problem(task, data_dir)
+            problem = task_problem(task, data_dir).problem
             plan = forecast_plan(task, problem, task_method(task))
         except Exception:  # the task itself will record the problem
             continue
@@ -193,23 +170,33 @@ def _drain(jobs, n_jobs: int, bar, executed: list[dict]) -> None:
 
 def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int = 1,
               data_dir: str | None = None, threads: int = 1, progress: bool = True) -> RunReport:
-    """Execute the unfinished tasks, then rewrite ``summary.csv`` from the whole store.
+    """Check everything, execute the unfinished tasks, then rewrite ``summary.csv`` from the store.
 
-    Phase 1 computes the chunks of shared base fits; phase 2 runs the tasks, those
-    that need no shared fits first, then the split-conformal tasks on those fits.
+    Before any work: the results dir must be usable and every task valid
+    (:func:`~benchmarks.preflight.prepare_tasks`; a ValueError lists the problems and
+    nothing is written). The results dir is locked for the run. Phase 1 computes
+    the chunks of shared base fits; phase 2 runs the tasks, those that need no
+    shared fits first, then the split-conformal tasks on those fits.
     """
+    for name, value in (("n_jobs", n_jobs), ("threads", threads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
+    check_results_dir(results_dir)
+    tasks = prepare_tasks(tasks, data_dir)
     store = ResultsStore(results_dir)
-    todo = [t for t in tasks if not store.is_done(t.task_id)]
-    executed: list[dict] = []
-    if todo:
-        chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
-        rd = str(results_dir)
-        phase1 = [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
-        # tasks that need no shared fits go first in phase 2, so no worker waits on them at the barrier
-        phase2 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
-        phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
-        with tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
-            _drain(phase1, n_jobs, bar, executed)
-            _drain(phase2, n_jobs, bar, executed)
-    summary = write_summary(store.records(), results_dir)
+    with store.lock():
+        todo = [t for t in tasks if not store.is_done(t.task_id)]
+        executed: list[dict] = []
+        if todo:
+            chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
+            rd = str(results_dir)
+            phase1 = [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
+            # tasks that need no shared fits go first in phase 2, so no worker waits on them at the barrier
+            phase2 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
+            phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
+            with tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
+                _drain(phase1, n_jobs, bar, executed)
+                _drain(phase2, n_jobs, bar, executed)
+        current, _ = select_current(store.records(), code_version())
+        summary = write_summary(current, results_dir)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary)

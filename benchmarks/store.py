@@ -1,20 +1,38 @@
-"""The results store: one JSON record (+ one parquet of predictions) per task.
+"""The results store: one JSON record (+ one parquet of predictions) per task, checked on every read.
 
 Files live in ``<results-dir>/tasks/`` named by the task id (a hash of the task
-config). Both are written atomically (temporary file, then ``os.replace``), the
-predictions first, so a record on disk always means a finished task: a killed
-run resumes with nothing lost, and a rerun skips every task whose record says
-``status = "ok"`` (failed tasks run again).
+config, its data fingerprint and the code version). Both are written atomically
+(temporary file, then ``os.replace``), the predictions first, and the record
+carries the sha256 of the predictions file. A task counts as done only if its
+record parses, is a JSON object with the fields a finished record has, its id
+matches its file name, and its predictions file exists with that checksum;
+anything else is recomputed by the next run, and :meth:`ResultsStore.scan` says
+why each such file was left out.
+
+One ``pibench run`` at a time per results dir: :meth:`ResultsStore.lock` takes an
+exclusive lock on ``<results-dir>/.lock`` (released by the OS if the process dies)
+and a second run refuses with a message naming the holder.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import io
 import json
 import os
 import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+
+#: Fields every record has; an ok record also has the metrics and its predictions' checksum.
+RECORD_FIELDS = ("task_id", "status", "config", "identity", "dataset", "method", "setting", "seed")
+OK_FIELDS = ("coverage", "mean_length", "n_test", "predictions_sha256")
+ERROR_FIELDS = ("error",)
 
 
 def atomic_write(path: Path, write) -> None:
@@ -30,6 +48,25 @@ def atomic_write(path: Path, write) -> None:
             os.remove(tmp)
 
 
+@dataclass(frozen=True)
+class Skipped:
+    """A file of the store left out of the results, and why."""
+
+    path: Path
+    reason: str
+
+
+def check_results_dir(root: str | os.PathLike) -> Path:
+    """The results dir as a Path; ValueError (with the fix) if it cannot hold results. Creates nothing."""
+    root = Path(root)
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--results-dir {root} is a file, not a folder; give a folder (it is created if missing).")
+    existing = next((p for p in [root, *root.parents] if p.exists()), None)
+    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"--results-dir {root}: no permission to write in {existing}; give a folder you can write to.")
+    return root
+
+
 class ResultsStore:
     """Read and write task records and predictions under ``root``."""
 
@@ -43,30 +80,93 @@ class ResultsStore:
     def predictions_path(self, task_id: str) -> Path:
         return self.tasks_dir / f"{task_id}.parquet"
 
-    @staticmethod
-    def _read(path: Path) -> dict | None:
-        """A record, or None if it is unreadable (then the task counts as not done and reruns)."""
+    @contextmanager
+    def lock(self):
+        """Hold the results dir for one run; ValueError if another process holds it."""
+        check_results_dir(self.root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = self.root / ".lock"
+        with open(path, "a+") as fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                fh.seek(0)
+                holder = fh.read().strip() or "another process"
+                raise ValueError(f"results dir {self.root} is in use by another pibench run ({holder}); wait for it "
+                                 "to finish, or give another --results-dir.") from None
+            fh.seek(0)
+            fh.truncate()
+            fh.write(f"pid {os.getpid()}, started {datetime.now(timezone.utc).isoformat(timespec='seconds')}")
+            fh.flush()
+            try:
+                yield self
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    # -- reading, with the checks that decide whether a task is done ------------
+    def _load(self, path: Path) -> tuple[dict | None, str | None]:
+        """(record, None) if ``path`` holds a complete record, else (None, why not)."""
         try:
-            return json.loads(path.read_text())
-        except (OSError, ValueError):
-            return None
+            record = json.loads(path.read_text())
+        except FileNotFoundError:
+            return None, "no record"
+        except (OSError, ValueError) as exc:
+            return None, f"unreadable record ({type(exc).__name__}: {str(exc)[:80]})"
+        if not isinstance(record, dict):
+            return None, f"the record is a JSON {type(record).__name__}, not an object"
+        required = RECORD_FIELDS + (OK_FIELDS if record.get("status") == "ok" else ERROR_FIELDS)
+        missing = [k for k in required if k not in record]
+        if missing:
+            return None, f"incomplete record (no {', '.join(missing)})"
+        if record["task_id"] != path.stem:
+            return None, f"the record is of task {record['task_id']}, not {path.stem}"
+        if record["status"] == "ok":
+            predictions = self.predictions_path(path.stem)
+            if not predictions.is_file():
+                return None, "its predictions file is missing"
+            if _sha256(predictions.read_bytes()) != record["predictions_sha256"]:
+                return None, "its predictions file does not match the checksum in the record (truncated or changed)"
+        return record, None
 
     def is_done(self, task_id: str) -> bool:
-        record = self._read(self.record_path(task_id))
-        return record is not None and record.get("status") == "ok"
+        """True iff the task has a complete, checked record with status ok."""
+        record, _ = self._load(self.record_path(task_id))
+        return record is not None and record["status"] == "ok"
 
-    def write(self, task_id: str, record: dict, predictions: pd.DataFrame | None) -> None:
-        self.tasks_dir.mkdir(parents=True, exist_ok=True)
-        if predictions is not None:
-            atomic_write(self.predictions_path(task_id), lambda p: predictions.to_parquet(p, index=False))
-        text = json.dumps(record, indent=1, sort_keys=True, default=str)
-        atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
+    def scan(self) -> tuple[list[dict], list[Skipped]]:
+        """Every complete record (finished or failed), and the files left out with the reason."""
+        if not self.tasks_dir.is_dir():
+            return [], []
+        records, skipped = [], []
+        for path in sorted(self.tasks_dir.glob("*.json")):
+            record, why = self._load(path)
+            if record is None:
+                skipped.append(Skipped(path, why))
+            else:
+                records.append(record)
+        return records, skipped
 
     def records(self) -> list[dict]:
-        """Every task record in the store (finished or failed)."""
-        if not self.tasks_dir.is_dir():
-            return []
-        return [r for r in map(self._read, sorted(self.tasks_dir.glob("*.json"))) if r is not None]
+        """Every complete record in the store (finished or failed)."""
+        return self.scan()[0]
 
     def predictions(self, task_id: str) -> pd.DataFrame:
         return pd.read_parquet(self.predictions_path(task_id))
+
+    # -- writing ------------------------------------------------------------------
+    def write(self, task_id: str, record: dict, predictions: pd.DataFrame | None) -> None:
+        """Predictions first, then the record with their checksum, each atomically."""
+        self.tasks_dir.mkdir(parents=True, exist_ok=True)
+        record = dict(record)
+        if predictions is not None:
+            buffer = io.BytesIO()
+            predictions.to_parquet(buffer, index=False)
+            data = buffer.getvalue()
+            atomic_write(self.predictions_path(task_id), lambda p: Path(p).write_bytes(data))
+            record["predictions_sha256"] = _sha256(data)
+        text = json.dumps(record, indent=1, sort_keys=True, default=str)
+        atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()

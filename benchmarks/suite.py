@@ -42,7 +42,7 @@ from pathlib import Path
 
 from data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg
 from data_loaders.validation import check_alpha
-from methods.base import get_method
+from methods.catalog import get_method
 
 DEFAULT_SUITE = "default"
 
@@ -67,13 +67,26 @@ def derive_seed(*parts) -> int:
 
 @dataclass(frozen=True)
 class Task:
-    """One (dataset, method, params, seed) run; ``config`` is everything that defines it."""
+    """One (dataset, method, params, seed) run.
+
+    ``config`` is everything the suite says about it; ``identity`` is what the
+    content says: the fingerprint of the loaded data and the code version
+    (:func:`benchmarks.preflight.prepare_tasks` fills it in). The task id hashes
+    both, so a changed file or changed code means a new task, never a stale one.
+    """
 
     config: dict = field(hash=False)
+    identity: dict | None = field(default=None, hash=False)
+
+    def bound(self, **identity) -> Task:
+        """This task tied to the data and code it will run on."""
+        return Task(self.config, identity)
 
     @property
     def task_id(self) -> str:
-        return stable_hash(self.config)[:20]
+        if self.identity is None:
+            raise RuntimeError("a task gets its id once bound to its data: run benchmarks.preflight.prepare_tasks.")
+        return stable_hash({"config": self.config, **self.identity})[:20]
 
     @property
     def data_seed(self) -> int:

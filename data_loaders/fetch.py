@@ -15,23 +15,14 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from data_loaders.fingerprint import CHUNK_SIZE, sha256_of
 from data_loaders.paths import DATA_ENV_VAR, get_data_file, resolve_data_dir
 
-CHUNK_SIZE = 1 << 16
 TIMEOUT_S = 60.0
 
 
 class FetchError(RuntimeError):
     """A download failed (network / HTTP / disk); the message says how to get the file by hand."""
-
-
-def sha256_of(path: str | os.PathLike[str], chunk_size: int = CHUNK_SIZE) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while chunk := f.read(chunk_size):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _progress_bar(total: int | None, desc: str, enabled: bool):

@@ -23,10 +23,13 @@ class ACI(SplitConformalMethod):
         super().__init__(alpha=alpha, random_state=random_state, **base_params)
         self.gamma = gamma
 
-    def _reset_online_state(self, data) -> None:
-        if self.gamma < 0:
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        if not self.gamma >= 0:
             raise ValueError(f"gamma={self.gamma} must be >= 0 (gamma = 0 is split conformal).")
-        self.alpha_t_ = np.full(data.y.shape[1], float(self._check_alpha()))
+
+    def _reset_online_state(self, data) -> None:
+        self.alpha_t_ = np.full(data.y.shape[1], float(self.alpha))
         self.alpha_path_: list[np.ndarray] = []
 
     def _half_width(self) -> tuple[np.ndarray, np.ndarray]:

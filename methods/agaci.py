@@ -35,12 +35,16 @@ class AgACI(SplitConformalMethod):
         super().__init__(alpha=alpha, random_state=random_state, **base_params)
         self.gammas = gammas
 
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        gammas = np.asarray(self.gammas, dtype=float)
+        if gammas.ndim != 1 or len(gammas) < 1 or not (gammas >= 0).all():
+            raise ValueError(f"gammas={self.gammas!r} must list the experts' gammas, each >= 0.")
+
     def _reset_online_state(self, data) -> None:
         K, G = len(self.gammas), data.y.shape[1]
         self.gamma_ = np.asarray(self.gammas, dtype=float)[:, None]  # (K, 1)
-        if (self.gamma_ < 0).any():
-            raise ValueError("every gamma of the AgACI grid must be >= 0.")
-        self.alpha_t_ = np.full((K, G), float(self._check_alpha()))
+        self.alpha_t_ = np.full((K, G), float(self.alpha))
         self.boa_lower_ = BernsteinOnlineAggregation(K, (G,), self.alpha / 2)
         self.boa_upper_ = BernsteinOnlineAggregation(K, (G,), 1 - self.alpha / 2)
         self.n_crossed_ = 0

@@ -18,6 +18,7 @@ from statsmodels.tsa.ar_model import AutoReg
 from data_loaders.problems import SeriesData
 from methods.ar_order import select_ar_lags
 from methods.base import Interval, IntervalMethod, register
+from methods.param_checks import one_of, positive_int
 
 
 @register
@@ -34,27 +35,34 @@ class AutoRegInterval(IntervalMethod):
         self.trend = trend
         self.max_lags = max_lags
 
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        if isinstance(self.lags, str):
+            one_of("lags", self.lags, ("aic", "bic"))
+        elif isinstance(self.lags, bool) or self.lags < 1:
+            raise ValueError(f"lags={self.lags} must be >= 1, or 'aic' / 'bic' to select the order.")
+        one_of("trend", self.trend, ("c", "n"))
+        positive_int("max_lags", self.max_lags)
+
+    def check_window(self, n_steps: int, n_groups: int = 1) -> None:
+        p = self.max_lags if isinstance(self.lags, str) else int(self.lags)
+        if n_steps <= 2 * p + 1:
+            raise ValueError(f"autoreg with lags up to {p} needs a window of more than {2 * p + 1} steps; "
+                             f"got {n_steps}. Use a longer window or fewer lags.")
+
     def _lag_list(self, y: np.ndarray) -> list[int]:
         """lags = p (1..p), or "aic"/"bic": the lags statsmodels' ar_select_order picks up to
         max_lags (possibly none: then the model is a constant plus noise)."""
         if isinstance(self.lags, str):
             return sorted(select_ar_lags(y, self.max_lags, criterion=self.lags))
-        if int(self.lags) < 1:
-            raise ValueError(f"lags={self.lags} must be >= 1, or 'aic' / 'bic' to select the order.")
         return list(range(1, int(self.lags) + 1))
 
     def fit(self, data: SeriesData) -> AutoRegInterval:
-        self._check_alpha()
-        if self.trend not in ("c", "n"):
-            raise ValueError(f"trend={self.trend!r}: use 'c' (constant) or 'n' (none).")
+        self.check_params()
+        self.check_window(data.n_steps)
         G = data.y.shape[1]
         self.lag_lists_ = [self._lag_list(data.y[:, g]) for g in range(G)]
         p = max(max(lags, default=0) for lags in self.lag_lists_)
-        if data.n_steps <= 2 * p + 1:
-            raise ValueError(
-                f"AutoReg with lags up to {p} needs more than {2 * p + 1} steps; "
-                f"the window has {data.n_steps}. Use a longer window or fewer lags."
-            )
         self.coef_ = np.zeros((G, p))  # coefficient of lag j at column j - 1 (0 where not selected)
         self.const_, self.sigma_ = np.zeros(G), np.zeros(G)
         for g, lags in enumerate(self.lag_lists_):

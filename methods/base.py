@@ -20,8 +20,9 @@ only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
       m.fit(train, calibration)          # SetData each; methods without a
       iv = m.predict_interval(x_test)    # calibration step train on both
 
-A new method is one module: subclass, decorate with :func:`register`, done.
-Other packages add methods through the ``pibench.methods`` entry-point group.
+A new method is one module anywhere under ``methods/``: subclass, decorate with
+:func:`register`, done (:mod:`methods.catalog` imports every module of the
+package). Other packages add methods through the ``pibench.methods`` entry-point group.
 """
 
 from __future__ import annotations
@@ -29,16 +30,13 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import ClassVar, Literal
 
 import numpy as np
 
 from data_loaders.problems import SeriesData, SetData
 from data_loaders.validation import check_alpha
-
-ENTRY_POINT_GROUP = "pibench.methods"
-
+from methods.param_checks import check_types
 
 @dataclass(frozen=True)
 class Interval:
@@ -96,8 +94,24 @@ class IntervalMethod(ABC):
     def get_params(self) -> dict:
         return {name: getattr(self, name) for name in self._param_names()}
 
-    def _check_alpha(self) -> float:
-        return check_alpha(self.alpha)
+    # -- checks that need no data (the runner calls them before any task starts) -
+    def check_params(self) -> None:
+        """Raise ValueError naming a parameter of the wrong type or out of range.
+
+        Types come from the constructor's annotations (:mod:`methods.param_checks`);
+        ranges from :meth:`_check_param_values`. ``fit`` calls it too.
+        """
+        check_types(self)
+        self._check_param_values()
+
+    def _check_param_values(self) -> None:
+        """Range checks of the parameters; extend (calling super) in a method with its own."""
+        check_alpha(self.alpha)
+
+    def check_window(self, n_steps: int, n_groups: int = 1) -> None:
+        """Raise ValueError if this method cannot fit windows of ``n_steps`` steps of ``n_groups`` series."""
+        if n_steps < 2:
+            raise ValueError(f"{self.name} needs a window of at least 2 steps; got {n_steps}.")
 
     # -- the contract -----------------------------------------------------------
     @abstractmethod
@@ -137,32 +151,6 @@ def register(cls: type[IntervalMethod]) -> type[IntervalMethod]:
     return cls
 
 
-def _load_builtin_and_plugins() -> None:
-    import methods.builtin  # noqa: F401  (registers the built-in methods)
-
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _REGISTRY:
-            cls = ep.load()
-            if not (isinstance(cls, type) and issubclass(cls, IntervalMethod)):
-                raise ValueError(
-                    f"entry point {ep.name!r} in group {ENTRY_POINT_GROUP!r} must point to an "
-                    f"IntervalMethod subclass, got {cls!r}."
-                )
-            _REGISTRY.setdefault(ep.name, cls)
-
-
-def available_methods() -> dict[str, type[IntervalMethod]]:
-    """All registered methods by name (built-in and entry-point plugins)."""
-    _load_builtin_and_plugins()
-    return dict(sorted(_REGISTRY.items()))
-
-
-def get_method(name: str) -> type[IntervalMethod]:
-    """The method class registered as ``name``; a ValueError lists the choices."""
-    methods = available_methods()
-    if name not in methods:
-        raise ValueError(
-            f"unknown method {name!r}; available: {', '.join(methods)}. "
-            "Run `pibench list` to see methods, datasets and suites."
-        )
-    return methods[name]
+def registered_methods() -> dict[str, type[IntervalMethod]]:
+    """The methods registered so far (the catalog imports the built-in modules and plugins first)."""
+    return dict(_REGISTRY)

@@ -18,7 +18,8 @@ import numpy as np
 
 from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod, register
-from methods.forecasters.registry import make_forecaster
+from methods.forecasters.registry import check_forecaster, make_forecaster
+from methods.param_checks import positive_int
 
 
 def bootstrap_indices(n: int, n_models: int, rng: np.random.Generator, block_length: int = 1) -> np.ndarray:
@@ -61,10 +62,21 @@ class EnbPI(IntervalMethod):
         self.base, self.hidden, self.epochs, self.lr = base, hidden, epochs, lr
         self.momentum, self.batch_size = momentum, batch_size
 
-    def fit(self, data: SeriesData) -> EnbPI:
-        self._check_alpha()
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
         if self.n_models < 2:
             raise ValueError(f"n_models={self.n_models}: EnbPI needs at least 2 bootstrap models.")
+        positive_int("block_length", self.block_length)
+        check_forecaster(self.base, hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
+                         batch_size=self.batch_size)
+
+    def check_window(self, n_steps: int, n_groups: int = 1) -> None:
+        if n_steps < max(2, self.block_length):
+            raise ValueError(f"enbpi needs a window of at least max(2, block_length={self.block_length}) steps; "
+                             f"got {n_steps}.")
+
+    def fit(self, data: SeriesData) -> EnbPI:
+        self.check_params()
         n, G = data.y.shape
         rng = np.random.default_rng([self.random_state, data.start])
         idx = bootstrap_indices(n, self.n_models, rng, self.block_length)  # shared by the G series

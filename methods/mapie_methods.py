@@ -137,14 +137,13 @@ class _MapieSeriesMethod(IntervalMethod):
 
     shape = "series"
 
-    def _check_common(self) -> float:
-        alpha = self._check_alpha()
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
         if self.base not in BASES:
             raise ValueError(f"base={self.base!r}; choose one of {BASES}.")
         if self.score not in SCORES:
             raise ValueError(
                 f"score={self.score!r}; choose 'absolute' (|y - y_hat|, as pibench) or 'signed' (MAPIE's default).")
-        return alpha
 
     def _score(self):
         return AbsoluteScore() if self.score == "absolute" else None
@@ -182,8 +181,9 @@ class MapieACI(_MapieSeriesMethod):
         self.gamma, self.base = gamma, base
         self.calibration_fraction, self.score = calibration_fraction, score
 
-    def _check_params(self) -> None:
-        alpha = self._check_common()
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        alpha = self.alpha
         if np.round(alpha, 2) != alpha:
             raise ValueError(
                 f"alpha={alpha}: MAPIE's ACI rounds alpha to two decimals (it would run at "
@@ -191,8 +191,11 @@ class MapieACI(_MapieSeriesMethod):
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma={self.gamma}: MAPIE's ACI requires 0 <= gamma <= 1 (0 is split conformal).")
 
+    def check_window(self, n_steps: int, n_groups: int = 1) -> None:
+        proper_training_size(n_steps, self.calibration_fraction)
+
     def fit(self, data: SeriesData) -> MapieACI:
-        self._check_params()
+        self.check_params()
         seeds = window_seeds(self.random_state, data.start, data.y.shape[1])
         self.regressors_ = [TimeSeriesRegressor(method="aci", cv="prefit", conformity_score=self._score(),
                                                 random_state=int(s)) for s in seeds]
@@ -249,10 +252,13 @@ class MapieEnbPI(_MapieSeriesMethod):
         return BlockBootstrap(n_resamplings=self.n_models, length=self.block_length, overlapping=True,
                               random_state=int(seed))
 
-    def _check_params(self, n: int) -> None:
-        self._check_common()
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
         if isinstance(self.n_models, bool) or not isinstance(self.n_models, (int, np.integer)) or self.n_models < 2:
             raise ValueError(f"n_models={self.n_models!r}: EnbPI needs an integer number >= 2 of bootstrap models.")
+
+    def check_window(self, n_steps: int, n_groups: int = 1) -> None:
+        n = n_steps
         if (isinstance(self.block_length, bool) or not isinstance(self.block_length, (int, np.integer))
                 or not 1 <= self.block_length <= n):
             raise ValueError(
@@ -261,7 +267,8 @@ class MapieEnbPI(_MapieSeriesMethod):
 
     def fit(self, data: SeriesData) -> MapieEnbPI:
         n, G = data.y.shape
-        self._check_params(n)
+        self.check_params()
+        self.check_window(n)
         seeds = window_seeds(self.random_state, data.start, G)
         self.regressors_ = []
         for g in range(G):

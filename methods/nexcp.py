@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from methods.base import register
+from methods.param_checks import in_range
 from methods.calibration.nexcp import nexcp_width
 from methods.split_conformal import SplitConformalMethod
 
@@ -18,6 +19,10 @@ class NexCP(SplitConformalMethod):
     def __init__(self, alpha: float = 0.1, random_state: int = 0, decay: float = 0.99, **base_params):
         super().__init__(alpha=alpha, random_state=random_state, **base_params)
         self.decay = decay
+
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        in_range("decay", self.decay, 0, 1, closed_high=True)
 
     def _reset_online_state(self, data) -> None:
         self.n_infinite_ = 0

@@ -11,7 +11,9 @@ import numpy as np
 
 from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod
-from methods.forecasters.split import PrecomputedForecasts, SplitForecaster
+from methods.forecasters.registry import check_forecaster
+from methods.forecasters.split import PrecomputedForecasts, SplitForecaster, proper_training_size
+from methods.param_checks import in_range
 
 
 class SplitConformalMethod(IntervalMethod):
@@ -49,13 +51,22 @@ class SplitConformalMethod(IntervalMethod):
         return SplitForecaster(base=self.base, base_params=tuple(sorted(params.items())),
                                calibration_fraction=self.calibration_fraction, random_state=int(self.random_state))
 
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        in_range("calibration_fraction", self.calibration_fraction, 0, 1)
+        check_forecaster(self.base, hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
+                         batch_size=self.batch_size)
+
+    def check_window(self, n_steps: int, n_groups: int = 1) -> None:
+        proper_training_size(n_steps, self.calibration_fraction)
+
     def use_forecasts(self, forecasts: PrecomputedForecasts) -> SplitConformalMethod:
         self.forecasts_ = forecasts
         return self
 
     def refit(self, data: SeriesData) -> SplitConformalMethod:
         """Fit (or look up) the base model of this window and sort its calibration scores."""
-        self._check_alpha()
+        self.check_params()
         source = getattr(self, "forecasts_", None) or self.split_forecaster()
         self.window_fit_ = source.fit(data)
         self.sorted_scores_ = np.sort(self.window_fit_.residuals, axis=0)  # (n_cal, G)

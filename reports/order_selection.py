@@ -1,10 +1,9 @@
-"""Read-outs of autoregressive order selection (SPEC §3.1 "Order selection read-out", §4).
+"""Scores of autoregressive order selection over datasets (SPEC §3.1 "Order selection read-out", §4).
 
-For a sparsified RNN whose input at each step is the window (y_{t-1}, ..., y_{t-k}):
-lag j is selected iff some input weight of column j - 1 survives; the estimated
-AR order is the largest selected lag; "#hidden link" counts the nonzero
-hidden-to-hidden weights. Over J datasets with true lag set S and selected sets
-S_j: FSR = sum_j |S_j \\ S| / sum_j |S_j| and NSR = sum_j |S \\ S_j| / (J |S|).
+The per-fit read-outs (selected lags, estimated order, #hidden link) are made by
+the method (:mod:`methods.pa.order_readout`) and stored in its record. Over J
+datasets with true lag set S and selected sets S_j:
+FSR = sum_j |S_j \\ S| / sum_j |S_j| and NSR = sum_j |S \\ S_j| / (J |S|).
 S holds the true lags a method can select (:func:`selectable_truth`): with an input
 window of k lags, S = true lags <= k, as the paper's NSR = 0 for NLAR window 1 implies.
 """
@@ -27,24 +26,6 @@ def selectable_truth(true_lags: Iterable[int], max_lag: float | None) -> frozens
     if max_lag < 1:
         raise ValueError(f"max_lag must be >= 1; got {max_lag}.")
     return frozenset(j for j in truth if j <= max_lag)
-
-
-def selected_lags(input_kept: np.ndarray) -> frozenset[int]:
-    """Lags (1-based) whose column of the kept-input mask (hidden, window) has a survivor."""
-    kept = np.asarray(input_kept, dtype=bool)
-    if kept.ndim != 2:
-        raise ValueError(f"input_kept must be (hidden, window); got shape {kept.shape}.")
-    return frozenset(int(j) + 1 for j in np.flatnonzero(kept.any(axis=0)))
-
-
-def estimated_order(lags: Iterable[int]) -> int:
-    """The largest selected lag (0 when none is selected)."""
-    return max(lags, default=0)
-
-
-def hidden_links(recurrent_kept: np.ndarray) -> int:
-    """Number of nonzero hidden-to-hidden weights."""
-    return int(np.count_nonzero(recurrent_kept))
 
 
 def false_selection_rate(true_lags: Iterable[int], selected: Sequence[Iterable[int]]) -> float:

@@ -10,7 +10,7 @@ KEY_COLUMNS = ["suite", "dataset", "method", "setting", "seed"]
 SUMMARY_COLUMNS = KEY_COLUMNS + [
     "coverage", "mean_length", "median_length", "std_length", "iqr_length", "n_infinite", "winkler",
     "joint_coverage", "worst_rolling_coverage", "longest_miss_run", "n_test", "status",
-    "fit_seconds", "predict_seconds", "wall_seconds", "task_id",
+    "fit_seconds", "predict_seconds", "wall_seconds", "task_id", "data_fingerprint", "code_version",
 ]
 #: Columns that depend on when and where a task ran, not on its config and seed.
 RUN_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds", "started_at"]
@@ -58,6 +58,13 @@ def markdown_table(frame: pd.DataFrame) -> str:
         "| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |"
         for row in table.itertuples(index=False)
     ]
-    failed = frame[frame["status"] != "ok"]
-    note = f"\n{len(failed)} task(s) failed; see their records under tasks/.\n" if len(failed) else ""
-    return "\n".join([header, rule, *rows]) + "\n" + note
+    return "\n".join([header, rule, *rows]) + "\n"
+
+
+def failures(frame: pd.DataFrame) -> list[str]:
+    """One line per failed task: what it was and the first line of its error."""
+    lines = []
+    for r in frame[frame["status"] != "ok"].itertuples():
+        message = (str(r.error).strip() or "no message").splitlines()[0]
+        lines.append(f"{r.dataset} / {r.method} {r.setting} / seed {r.seed} (task {r.task_id}): {message}")
+    return lines

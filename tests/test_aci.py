@@ -6,7 +6,7 @@ import pytest
 from benchmarks.protocols import run_series
 from data_loaders.synthetic import ar_problem
 from data_loaders.problems import SeriesData
-from methods.base import get_method
+from methods.catalog import get_method
 from methods.forecasters.split import WindowFit
 from methods.calibration.aci import aci_width
 from methods.calibration.quantile import linear_quantile

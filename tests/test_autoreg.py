@@ -5,7 +5,7 @@ import pytest
 from statsmodels.tsa.ar_model import AutoReg
 
 from data_loaders.synthetic import ar_problem
-from methods.base import get_method
+from methods.catalog import get_method
 
 
 @pytest.mark.parametrize("lags,trend", [(1, "c"), (3, "c"), (2, "n")])

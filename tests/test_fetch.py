@@ -15,7 +15,8 @@ import pytest
 
 from data_loaders import fetch as fetch_mod
 from data_loaders import paths
-from data_loaders.fetch import FetchError, fetch, sha256_of
+from data_loaders.fetch import FetchError, fetch
+from data_loaders.fingerprint import sha256_of
 from data_loaders.paths import DATA_ENV_VAR, DATASET_FILES, locate
 
 FESP_REL = Path("french_electricity_prices") / "zaffran2022_prices.csv.gz"

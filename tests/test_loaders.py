@@ -21,7 +21,7 @@ from data_loaders.paths import DataNotFoundError
 from data_loaders.problems import SeriesProblem, SetData
 from data_loaders.registry import DATASETS, load_dataset, parse_dataset_arg
 from data_loaders.synthetic import ar_problem, seasonal_ar_sets
-from methods.base import get_method
+from methods.catalog import get_method
 
 # --------------------------------------------------------------------------- fesp
 

@@ -5,14 +5,8 @@ import pytest
 
 from data_loaders.synthetic import simulate_ar, simulate_expar
 from methods.ar_order import select_ar_lags
-from reports.order_selection import (
-    TRUE_LAGS,
-    estimated_order,
-    false_selection_rate,
-    hidden_links,
-    negative_selection_rate,
-    selected_lags,
-)
+from methods.pa.order_readout import estimated_order, hidden_links, selected_lags
+from reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate
 
 
 def test_lags_order_and_links_from_masks():
@@ -59,7 +53,7 @@ def one_torch_thread():
 def test_pa_rnn_runs_offline_and_reports_its_selection(one_torch_thread):
     from benchmarks.protocols import run_series
     from data_loaders.synthetic import expar_problem
-    from methods.base import get_method
+    from methods.catalog import get_method
 
     problem = expar_problem(n_train=500, n_test=300, n_lags=3, seed=0)
     method = get_method("pa_rnn")(hidden=8, seq_len=6, burn_in=2, iterations=300, T1=100, T2=150, T3=250,

@@ -5,7 +5,7 @@ import torch
 
 from benchmarks.protocols import run_series
 from data_loaders.synthetic import ar_problem
-from methods.base import get_method
+from methods.catalog import get_method
 from methods.pa.intervals import fit_asymptotic_normal
 from methods.pa.networks import MLP
 from methods.pa.trainer import PASettings, train_pa

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import methods.base as base
+import methods.catalog as catalog
 from benchmarks.protocols import run_series
 from data_loaders.synthetic import ar_problem
 
@@ -38,15 +39,15 @@ class LastValue(IntervalMethod):
 def plugin(tmp_path, monkeypatch):
     (tmp_path / "pibench_plugin_demo.py").write_text(PLUGIN)
     monkeypatch.syspath_prepend(str(tmp_path))
-    ep = EntryPoint(name="last_value", value="pibench_plugin_demo:LastValue", group=base.ENTRY_POINT_GROUP)
-    monkeypatch.setattr(base, "entry_points", lambda group: [ep] if group == base.ENTRY_POINT_GROUP else [])
+    ep = EntryPoint(name="last_value", value="pibench_plugin_demo:LastValue", group=catalog.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(catalog, "entry_points", lambda group: [ep] if group == catalog.ENTRY_POINT_GROUP else [])
     yield
     base._REGISTRY.pop("last_value", None)
 
 
 def test_entry_point_method_is_listed_and_runs(plugin):
-    cls = base.get_method("last_value")
-    assert "last_value" in base.available_methods()
+    cls = catalog.get_method("last_value")
+    assert "last_value" in catalog.available_methods()
     problem = ar_problem(n_train=50, n_test=10, seed=0)
     out = run_series(problem, cls(half_width=2.0), kind="offline")
     np.testing.assert_allclose(out.point[1:, 0], problem.y[50:59, 0])  # the previous revealed value
@@ -63,6 +64,6 @@ def test_register_rejects_a_name_clash():
         def predict_interval(self, X):
             raise NotImplementedError
 
-    base.available_methods()
+    catalog.available_methods()
     with pytest.raises(ValueError, match="already registered"):
         base.register(Clash)

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from benchmarks.preflight import prepare_tasks
 from benchmarks.runner import run_tasks
 from benchmarks.store import ResultsStore
 from benchmarks.suite import build_tasks, load_suite
@@ -40,16 +41,21 @@ def suite(tmp_path):
     return load_suite(str(path))
 
 
+def prepared(suite, **selection):
+    """The suite's tasks, bound to their data and code (as run_tasks binds them)."""
+    return prepare_tasks(build_tasks(suite, **selection))
+
+
 def stable_part(results_dir):
     frame = pd.read_csv(results_dir / "summary.csv")
     return frame.drop(columns=RUN_COLUMNS)
 
 
 def test_tasks_and_seeds_are_derived_from_config(suite):
-    tasks = build_tasks(suite)
+    tasks = prepared(suite)
     assert len(tasks) == 6  # (2 gammas + autoreg) x 2 seeds
     assert len({t.task_id for t in tasks}) == 6
-    again = build_tasks(suite)
+    again = prepared(suite)
     assert [t.task_id for t in tasks] == [t.task_id for t in again]
     assert [t.method_seed for t in tasks] == [t.method_seed for t in again]
     # all methods on the same dataset and replicate share the data seed
@@ -60,7 +66,7 @@ def test_tasks_and_seeds_are_derived_from_config(suite):
 
 
 def test_resume_runs_only_the_missing_task(suite, tmp_path):
-    tasks = build_tasks(suite)
+    tasks = prepared(suite)
     out = tmp_path / "res"
     first = run_tasks(tasks, out, progress=False)
     assert len(first.executed) == 6 and not first.failed
@@ -75,7 +81,7 @@ def test_resume_runs_only_the_missing_task(suite, tmp_path):
 
 
 def test_same_numbers_with_one_or_two_workers(suite, tmp_path):
-    tasks = build_tasks(suite)
+    tasks = prepared(suite)
     run_tasks(tasks, tmp_path / "j1", n_jobs=1, progress=False)
     run_tasks(tasks, tmp_path / "j2", n_jobs=2, progress=False)
     pd.testing.assert_frame_equal(stable_part(tmp_path / "j1"), stable_part(tmp_path / "j2"))
@@ -86,11 +92,13 @@ def test_same_numbers_with_one_or_two_workers(suite, tmp_path):
 
 
 def test_a_failing_task_is_recorded_and_others_finish(suite, tmp_path):
-    suite["methods"].append({"name": "aci", "setting": "broken", "params": {"calibration_fraction": 1.5}})
+    # valid parameters, but 2 epochs cannot sparsify 601 weights below the 120 rows of a window: fails at run time
+    suite["methods"].append({"name": "pa", "setting": "too wide", "params": {
+        "hidden": 200, "epochs": 2, "T1": 1, "T2": 1, "T3": 2, "refine_epochs": 1}})
     tasks = build_tasks(suite, seeds=[0])
     report = run_tasks(tasks, tmp_path, progress=False)
     failed = report.failed
-    assert len(failed) == 1 and "calibration_fraction" in failed[0]["error"]
+    assert len(failed) == 1 and "too many weights" in failed[0]["error"]
     assert sum(r["status"] == "ok" for r in report.executed) == 3
     record = json.loads(ResultsStore(tmp_path).record_path(failed[0]["task_id"]).read_text())
     assert "Traceback" in record["traceback"]
@@ -99,10 +107,10 @@ def test_a_failing_task_is_recorded_and_others_finish(suite, tmp_path):
 
 
 def test_records_carry_provenance(suite, tmp_path):
-    tasks = build_tasks(suite, methods=["autoreg"], seeds=[0])
+    tasks = prepared(suite, methods=["autoreg"], seeds=[0])
     run_tasks(tasks, tmp_path, progress=False)
     record = ResultsStore(tmp_path).records()[0]
-    assert record["config"] == tasks[0].config
+    assert record["config"] == tasks[0].config and record["identity"] == tasks[0].identity
     assert record["versions"]["numpy"] and record["versions"]["torch"]
     assert record["method_params"]["lags"] == 2 and record["wall_seconds"] > 0
     predictions = ResultsStore(tmp_path).predictions(record["task_id"])
@@ -113,9 +121,9 @@ def test_records_carry_provenance(suite, tmp_path):
 
 def test_split_conformal_tasks_share_base_fits_equal_to_fits_on_demand(suite, tmp_path):
     from benchmarks.protocols import run_series
-    from benchmarks.runner import load_task_problem, task_method
+    from benchmarks.preflight import load_task_data, task_method
 
-    tasks = build_tasks(suite, methods=["aci"], seeds=[0])
+    tasks = prepared(suite, methods=["aci"], seeds=[0])
     assert len(tasks) == 2  # gamma 0 and 0.01
     run_tasks(tasks, tmp_path, progress=False)
     records = ResultsStore(tmp_path).records()
@@ -124,7 +132,7 @@ def test_split_conformal_tasks_share_base_fits_equal_to_fits_on_demand(suite, tm
     assert len(list((tmp_path / "cache" / "split" / keys.pop()).glob("*.npz"))) == 1  # 3 refits, one chunk
     for task in tasks:
         stored = ResultsStore(tmp_path).predictions(task.task_id)
-        out = run_series(load_task_problem(task, None), task_method(task), **task.config["protocol"])
+        out = run_series(load_task_data(task, None).problem, task_method(task), **task.config["protocol"])
         np.testing.assert_array_equal(stored["point"], out.point.ravel())
         np.testing.assert_array_equal(stored["lower"], out.lower.ravel())
         np.testing.assert_array_equal(stored["upper"], out.upper.ravel())
@@ -133,7 +141,7 @@ def test_split_conformal_tasks_share_base_fits_equal_to_fits_on_demand(suite, tm
 def test_a_failed_or_corrupt_chunk_is_reported_and_recomputed(suite, tmp_path, monkeypatch):
     import benchmarks.forecast_stage as stage
 
-    tasks = build_tasks(suite, methods=["aci"], seeds=[0])
+    tasks = prepared(suite, methods=["aci"], seeds=[0])
     real = stage.compute_chunk
 
     def broken(*args, **kwargs):

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from methods.forecasters.linear import LinearForecaster
 from methods.forecasters.mlp import MLPForecaster
+from methods.param_checks import in_range, one_of, positive, positive_int
 
 FORECASTERS = {"mlp": MLPForecaster, "linear": LinearForecaster}
+
+
+def check_forecaster(name: str, *, hidden: int, epochs: int, lr: float, momentum: float, batch_size: int) -> None:
+    """Raise ValueError for an unknown base forecaster or an MLP setting out of range (no data needed)."""
+    one_of("base", name, FORECASTERS)
+    if name == "mlp":
+        for key, value in (("hidden", hidden), ("epochs", epochs), ("batch_size", batch_size)):
+            positive_int(key, value)
+        positive("lr", lr)
+        in_range("momentum", momentum, 0, 1, closed_low=True)
 
 
 def make_forecaster(name: str, **params):

@@ -16,6 +16,7 @@ import torch
 from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod, register
 from methods.forecasters.scaling import Standardizer
+from methods.param_checks import one_of, positive_int
 from methods.pa.intervals import fit_asymptotic_normal
 from methods.pa.networks import StackedMLPs
 from methods.pa.trainer import PASettings, train_pa
@@ -42,8 +43,14 @@ class PA(IntervalMethod):
                           T1=self.T1, T2=self.T2, T3=self.T3, s1=self.s1, s0_init=self.s0_init,
                           s0_end=self.s0_end, lam=self.lam, tau=self.tau, refine_epochs=self.refine_epochs)
 
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        positive_int("hidden", self.hidden)
+        one_of("hessian", self.hessian, ("auto", "exact", "ggn"))
+        self._settings().check()
+
     def fit(self, data: SeriesData) -> PA:
-        self._check_alpha()
+        self.check_params()
         settings = self._settings()
         n, G, p = data.X.shape
         self.x_scaler_ = Standardizer().fit(data.X)
@@ -70,7 +77,7 @@ class PA(IntervalMethod):
     def diagnostics(self) -> dict:
         fitted = getattr(self, "intervals_", [])
         kept = getattr(self, "n_kept_", [])
-        return {"mean_kept_weights": float(np.mean(kept)) if kept else 0.0,
+        return {"mean_kept_weights": float(np.mean(kept)) if kept else 0.0, "max_kept_weights": max(kept, default=0),
                 "exact_hessian_not_pd": int(sum(f.diagnostics.get("exact_not_pd", False) for f in fitted)),
                 "pinv_fallbacks": int(sum(f.diagnostics.get("fallback") is not None for f in fitted)),
                 "mean_identified_weights": float(np.mean([f.diagnostics["rank"] for f in fitted])) if fitted else 0.0}

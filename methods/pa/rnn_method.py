@@ -19,11 +19,12 @@ import torch
 from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod, register
 from methods.forecasters.scaling import Standardizer
+from methods.param_checks import one_of, positive, positive_int
 from methods.pa.intervals import fit_asymptotic_normal
 from methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep
 from methods.pa.structure import drop_idle_units
 from methods.pa.trainer import PASettings, train_pa
-from reports.order_selection import estimated_order, hidden_links, selected_lags
+from methods.pa.order_readout import estimated_order, hidden_links, selected_lags
 
 
 @register
@@ -56,18 +57,34 @@ class PARNN(IntervalMethod):
         """(n, k) inputs -> (n - seq_len + 1, seq_len, k) windows of consecutive steps."""
         return np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(X, self.seq_len, axis=0).transpose(0, 2, 1))
 
+    def _settings(self) -> PASettings:
+        return PASettings(epochs=self.iterations, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size,
+                          T1=self.T1, T2=self.T2, T3=self.T3, s1=self.s1, s0_init=self.s0_init,
+                          s0_end=self.s0_end, lam=self.lam, tau=self.tau, refine_epochs=self.refine_iterations,
+                          unit="iteration")
+
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        positive_int("hidden", self.hidden)
+        positive_int("seq_len", self.seq_len)
+        if not 0 <= self.burn_in < self.seq_len:
+            raise ValueError(f"need 0 <= burn_in < seq_len; got burn_in={self.burn_in}, seq_len={self.seq_len}.")
+        one_of("hessian", self.hessian, ("auto", "exact", "ggn"))
+        if self.init_bound is not None:
+            positive("init_bound", self.init_bound)
+        self._settings().check()
+
+    def check_window(self, n_steps: int, n_groups: int = 1) -> None:
+        if n_groups != 1:
+            raise ValueError(f"pa_rnn models a single series (G = 1); this problem has {n_groups} series.")
+        if self.seq_len > n_steps // 2:
+            raise ValueError(f"pa_rnn needs seq_len <= n/2; got seq_len={self.seq_len} for a window of {n_steps} "
+                             "steps. Use a longer window or a shorter seq_len.")
+
     def fit(self, data: SeriesData) -> PARNN:
-        self._check_alpha()
-        if data.y.shape[1] != 1:
-            raise ValueError("pa_rnn models a single series (G = 1); this problem has "
-                             f"{data.y.shape[1]} series.")
-        if not 0 <= self.burn_in < self.seq_len <= data.n_steps // 2:
-            raise ValueError(f"need 0 <= burn_in < seq_len <= n/2; got burn_in={self.burn_in}, "
-                             f"seq_len={self.seq_len}, n={data.n_steps}.")
-        settings = PASettings(epochs=self.iterations, lr=self.lr, momentum=self.momentum,
-                              batch_size=self.batch_size, T1=self.T1, T2=self.T2, T3=self.T3, s1=self.s1,
-                              s0_init=self.s0_init, s0_end=self.s0_end, lam=self.lam, tau=self.tau,
-                              refine_epochs=self.refine_iterations, unit="iteration")
+        self.check_params()
+        self.check_window(data.n_steps, data.y.shape[1])
+        settings = self._settings()
         X, y = data.X[:, 0, :], data.y[:, 0]
         self.x_scaler_, self.y_scaler_ = Standardizer().fit(X), Standardizer().fit(y)
         Xs, ys = self.x_scaler_.transform(X), self.y_scaler_.transform(y)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from methods.param_checks import in_range, non_negative_int, one_of, positive, positive_int
 from methods.pa.prior import MixtureGaussianPrior
 from methods.pa.schedule import AnnealingSchedule
 from methods.pa.sghmc import SGHMC
@@ -41,6 +42,18 @@ class PASettings:
     refine_epochs: int = 50
     sigma2: float = 1.0  # likelihood variance on the (standardised) target scale
     unit: str = "epoch"  # what t counts: "epoch" (a pass over a permutation) or "iteration" (one random batch)
+
+    def check(self) -> None:
+        """Raise ValueError for a setting out of range (the schedule and the priors check their own)."""
+        positive_int("epochs", self.epochs)
+        positive_int("batch_size", self.batch_size)
+        non_negative_int("refine_epochs", self.refine_epochs)
+        positive("lr", self.lr)
+        positive("sigma2", self.sigma2)
+        in_range("momentum", self.momentum, 0, 1, closed_low=True)
+        one_of("unit", self.unit, ("epoch", "iteration"))
+        self.schedule()
+        self.prior(self.s0_init), self.prior(self.s0_end)
 
     def schedule(self) -> AnnealingSchedule:
         return AnnealingSchedule(self.T1, self.T2, self.T3, self.s0_init, self.s0_end, self.tau)
@@ -77,8 +90,7 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
 
     X, y: the n training samples (any shapes the model maps between, first axis n).
     """
-    if settings.unit not in ("epoch", "iteration"):
-        raise ValueError(f"unit={settings.unit!r}; use 'epoch' or 'iteration'.")
+    settings.check()
     if len(y) < 2:
         raise ValueError("PA needs at least 2 training points.")
     generator = torch.Generator().manual_seed(int(seed))

@@ -1,0 +1,136 @@
+"""Validate before working: every dataset, method and protocol of a run is checked before its first task.
+
+:func:`prepare_tasks` loads each distinct dataset of the expanded suite once,
+builds every method with its parameters, checks each protocol against its data
+and each method against its fit window, and binds every task to the fingerprint
+of its data and the code version (its identity, hence its id). Any problem
+stops the run with one line per problem naming the dataset or method and the
+fix; nothing is written. The same builders serve the tasks themselves.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import NamedTuple
+
+from benchmarks.protocols import series_schedule
+from benchmarks.provenance import code_version, plugin_source
+from benchmarks.suite import Task
+from data_loaders.fingerprint import problem_fingerprint, source_files
+from data_loaders.problems import Problem, SeriesProblem
+from data_loaders.registry import load_dataset
+from methods.base import IntervalMethod
+from methods.catalog import get_method
+
+
+class SetupError(ValueError):
+    """Problems found before any task ran: one line each, with the fix."""
+
+    def __init__(self, problems: list[str]):
+        self.problems = problems
+        head = "the run was not started (nothing was written):" if len(problems) > 1 else "the run was not started:"
+        super().__init__(head + ("\n  " if len(problems) > 1 else " ") + "\n  ".join(problems))
+
+
+def build_method(name: str, params: dict, alpha: float, seed: int) -> IntervalMethod:
+    """Instantiate a registered method; unknown parameters give a ValueError listing the valid ones."""
+    cls = get_method(name)
+    valid = cls._param_names()
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise ValueError(f"method {name!r} has no parameter(s) {unknown}; it takes {valid}.")
+    return cls(**{**params, "alpha": alpha, "random_state": seed})
+
+
+def task_method(task: Task) -> IntervalMethod:
+    c = task.config
+    return build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed)
+
+
+class LoadedData(NamedTuple):
+    """A task's problem, its fingerprint and the {path: sha256} of the files it was read from."""
+
+    problem: Problem
+    fingerprint: str
+    files: dict[str, str]
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_problem(name: str, params_json: str, seed: int, data_dir: str | None, expected: str | None) -> LoadedData:
+    problem = load_dataset(name, json.loads(params_json), seed=seed, data_dir=data_dir)
+    return LoadedData(problem, problem_fingerprint(problem), source_files(problem))
+
+
+def load_task_data(task: Task, data_dir: str | None, expected: str | None = None) -> LoadedData:
+    """The task's dataset, cached per process: many tasks share one.
+
+    ``expected`` (the fingerprint a bound task was given) is part of the cache key,
+    so a worker that outlives one run never serves another run the data it cached
+    before the file changed; :func:`prepare_tasks` clears the cache of unbound loads.
+    """
+    d = task.config["dataset"]
+    return _cached_problem(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed, data_dir, expected)
+
+
+def task_problem(task: Task, data_dir: str | None) -> LoadedData:
+    """The data of a bound task, checked against the fingerprint it was bound to."""
+    loaded = load_task_data(task, data_dir, task.identity["data"])
+    if loaded.fingerprint != task.identity["data"]:
+        raise ValueError(f"the data of dataset {task.config['dataset']['label']!r} changed after the run was "
+                         f"prepared (fingerprint {task.identity['data']}, now {loaded.fingerprint}); rerun to "
+                         "compute its tasks on the new data.")
+    return loaded
+
+
+def _message(exc: Exception) -> str:
+    text = str(exc).strip() or "(no message)"
+    return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
+
+
+def _check_task(task: Task, problem) -> None:
+    """Raise ValueError if the task's method, parameters or protocol cannot run on ``problem``."""
+    method = task_method(task)
+    method.check_params()
+    if isinstance(problem, SeriesProblem):
+        schedule = series_schedule(problem, **task.config["protocol"])
+        method.check_window(schedule.window, problem.n_groups)
+
+
+def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> list[Task]:
+    """The tasks bound to their data fingerprints and the code version; SetupError lists every problem.
+
+    Each distinct dataset is loaded once (tasks are visited grouped by dataset);
+    the order of the tasks is kept.
+    """
+    _cached_problem.cache_clear()  # files may have changed since this process last loaded them
+    problems: dict[str, None] = {}  # ordered and unique
+    bound: dict[int, Task] = {}
+    code = code_version()
+    by_dataset: dict[tuple, list[int]] = {}
+    for i, task in enumerate(tasks):
+        d = task.config["dataset"]
+        by_dataset.setdefault((d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed), []).append(i)
+    for indices in by_dataset.values():
+        label = tasks[indices[0]].config["dataset"]["label"]
+        try:
+            problem, fingerprint, _ = load_task_data(tasks[indices[0]], data_dir)
+        except Exception as exc:
+            problems[f"dataset {label!r}: {_message(exc)}"] = None
+            continue
+        for i in indices:
+            task, c = tasks[i], tasks[i].config
+            try:
+                _check_task(task, problem)
+            except Exception as exc:
+                where = f"method {c['method']['name']!r} ({c['setting']}) on dataset {c['dataset']['label']!r}"
+                problems[f"{where}: {_message(exc)}"] = None
+                continue
+            identity = {"data": fingerprint, "code": code}
+            plugin = plugin_source(get_method(c["method"]["name"]))
+            if plugin:
+                identity["plugin"] = plugin
+            bound[i] = task.bound(**identity)
+    if problems:
+        raise SetupError(list(problems))
+    return [bound[i] for i in range(len(tasks))]

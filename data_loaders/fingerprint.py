@@ -1,0 +1,64 @@
+"""Content fingerprints: what identifies the data a task actually sees.
+
+A task's identity and every cache key include :func:`problem_fingerprint`, a
+hash of the loaded problem (arrays, split point, step labels, group names), so a
+regenerated file, a changed loader parameter or a changed generator gives new
+tasks and new caches, never a stale reuse. :func:`source_files` adds the sha256
+of the files the problem was read from, so a report can tell when the file on
+disk no longer matches what a stored result was computed on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numpy as np
+
+from data_loaders.problems import Problem, SeriesProblem
+
+CHUNK_SIZE = 1 << 16
+
+
+def sha256_of(path: str | os.PathLike[str], chunk_size: int = CHUNK_SIZE) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(chunk_size):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _add_array(h, name: str, values) -> None:
+    a = np.ascontiguousarray(values)
+    if a.dtype.kind in "OUS":  # labels: hash their text, not object pointers
+        a = np.array([str(v) for v in a.ravel()]).astype("U")
+    h.update(f"{name}:{a.dtype.str}:{a.shape};".encode())
+    h.update(a.tobytes())
+
+
+def problem_fingerprint(problem: Problem) -> str:
+    """sha256 (hex, 20 characters) of everything a method or a metric can see of ``problem``."""
+    h = hashlib.sha256()
+    if isinstance(problem, SeriesProblem):
+        h.update(f"series;test_start={problem.test_start};".encode())
+        for name in ("y", "X", "time"):
+            _add_array(h, name, getattr(problem, name))
+        _add_array(h, "groups", np.array(problem.groups, dtype=str))
+    else:
+        h.update(b"set;")
+        for split in ("train", "calibration", "test"):
+            data = getattr(problem, split)
+            _add_array(h, f"{split}.x", data.x)
+            _add_array(h, f"{split}.y", data.y)
+    return h.hexdigest()[:20]
+
+
+def source_files(problem: Problem) -> dict[str, str]:
+    """{absolute path: sha256} of the files ``problem`` was read from (none for generated data)."""
+    source = problem.metadata.get("source")
+    if not source:
+        return {}
+    path = Path(source).resolve()
+    return {str(path): sha256_of(path)}

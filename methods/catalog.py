@@ -1,0 +1,61 @@
+"""Which methods exist: every module under ``methods/`` plus the ``pibench.methods`` entry points.
+
+Built-in methods register themselves (``@register``) when their module is
+imported; this catalog imports every module of the ``methods`` package once, so a
+new method is one file dropped into the package and nothing else is edited
+(benchopt's auto-discovery). No module of ``methods`` imports the catalog: the
+runner, the suite loader and the CLI do.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+from importlib.metadata import entry_points
+
+import methods
+from methods.base import IntervalMethod, register, registered_methods
+
+ENTRY_POINT_GROUP = "pibench.methods"
+
+
+@functools.cache
+def _import_builtin_modules() -> None:
+    for info in pkgutil.walk_packages(methods.__path__, prefix=f"{methods.__name__}."):
+        if info.name != __name__:
+            importlib.import_module(info.name)
+
+
+def _load_plugins() -> None:
+    known = registered_methods()
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        if ep.name in known:
+            continue
+        cls = ep.load()
+        if not (isinstance(cls, type) and issubclass(cls, IntervalMethod)):
+            raise ValueError(
+                f"entry point {ep.name!r} in group {ENTRY_POINT_GROUP!r} must point to an "
+                f"IntervalMethod subclass, got {cls!r}."
+            )
+        if cls.name != ep.name:
+            raise ValueError(f"entry point {ep.name!r} points to a method named {cls.name!r}; make the two agree.")
+        register(cls)
+
+
+def available_methods() -> dict[str, type[IntervalMethod]]:
+    """All methods by name (built-in and entry-point plugins), sorted."""
+    _import_builtin_modules()
+    _load_plugins()
+    return dict(sorted(registered_methods().items()))
+
+
+def get_method(name: str) -> type[IntervalMethod]:
+    """The method class registered as ``name``; a ValueError lists the choices."""
+    known = available_methods()
+    if name not in known:
+        raise ValueError(
+            f"unknown method {name!r}; available: {', '.join(known)}. "
+            "Run `pibench list` to see methods, datasets and suites."
+        )
+    return known[name]

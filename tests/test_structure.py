@@ -1,0 +1,78 @@
+"""The layering of DESIGN.md, checked on the source: data_loaders <- methods <- benchmarks / reports, no cycles."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("data_loaders", "methods", "benchmarks", "reports")
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def project_imports() -> dict[str, set[str]]:
+    """module -> the project modules it imports anywhere in its body (lazy imports included)."""
+    files = {module_name(p): p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")}
+    graph = {}
+    for name, path in files.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                candidates = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                candidates = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            else:
+                continue
+            targets |= {c for c in candidates if c in files and c != name}
+        graph[name] = targets
+    return graph
+
+
+def test_the_project_imports_form_no_cycle():
+    graph = project_imports()
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+
+    def visit(node, path):
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+
+
+@pytest.mark.parametrize("package, forbidden", [
+    ("data_loaders", ("methods", "benchmarks", "reports")),
+    ("methods", ("benchmarks", "reports", "methods.catalog")),
+    ("reports", ("benchmarks",)),
+])
+def test_lower_layers_do_not_import_upper_ones(package, forbidden):
+    graph = project_imports()
+    offenders = sorted(f"{m} imports {t}" for m, targets in graph.items()
+                       if (m == package or m.startswith(package + ".")) and m != "methods.catalog"
+                       for t in targets if any(t == f or t.startswith(f + ".") for f in forbidden))
+    assert not offenders, offenders
+
+
+def test_every_builtin_method_module_is_discovered_without_a_list():
+    from methods.base import IntervalMethod
+    from methods.catalog import available_methods
+
+    defined = set()
+    for path in (ROOT / "methods").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                    isinstance(d, ast.Name) and d.id == "register" for d in node.decorator_list):
+                defined.add(node.name)
+    found = {cls.__name__ for cls in available_methods().values() if issubclass(cls, IntervalMethod)}
+    assert defined and defined <= found
