@@ -122,12 +122,14 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
             f"unknown suite {name_or_path!r}: not a built-in suite ({', '.join(sorted(suites))}) "
             "nor an existing TOML file."
         )
-    with open(path, "rb") as fh:
-        suite = tomllib.load(fh)
+    try:
+        with open(path, "rb") as fh:
+            suite = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"suite file {path} is not valid TOML: {exc}. Fix that line (format at the top of "
+                         "benchmarks/suite.py).") from None
     suite.setdefault("name", path.stem)
-    for key in ("datasets", "methods"):
-        if not suite.get(key):
-            raise ValueError(f"suite {path}: needs at least one [[{key}]] entry.")
+    _check_schema(suite, path)
     _check_method_datasets(suite, path)
     if quick:
         suite = _merge(suite, suite.get("quick", {}))
@@ -135,6 +137,47 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
             merged = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
             suite[key] = [entry for entry in merged if not entry.get("skip", False)]
     return suite
+
+
+#: What each table of a suite file may hold, and the TOML type of each key.
+_SUITE_KEYS = {"name": str, "description": str, "alpha": (int, float), "seeds": list, "protocol": dict,
+               "quick": dict, "datasets": list, "methods": list}
+_ENTRY_KEYS = {
+    "datasets": {"name": str, "label": str, "params": dict, "protocol": dict, "quick": dict},
+    "methods": {"name": str, "setting": str, "params": dict, "grid": dict, "protocol": dict, "datasets": list,
+                "quick": dict},
+}
+_QUICK_ONLY = {"skip": bool}
+
+
+def _check_table(table: dict, allowed: dict, where: str) -> None:
+    for key, value in table.items():
+        if key not in allowed:
+            raise ValueError(f"{where}: unknown key {key!r}; allowed keys: {', '.join(allowed)}.")
+        if not isinstance(value, allowed[key]) or isinstance(value, bool) and allowed[key] is not bool:
+            kind = allowed[key].__name__ if isinstance(allowed[key], type) else "number"
+            raise ValueError(f"{where}: {key} = {value!r} must be a {kind.replace('dict', 'table')}.")
+
+
+def _check_schema(suite: dict, path: Path) -> None:
+    """The suite file's keys and types (format at the top of this module); errors name the file and entry."""
+    _check_table(suite, _SUITE_KEYS, f"suite {path}")
+    _check_table(suite.get("quick", {}), _SUITE_KEYS, f"suite {path} [quick]")
+    if not all(isinstance(s, int) and not isinstance(s, bool) for s in suite.get("seeds", [0])):
+        raise ValueError(f"suite {path}: seeds = {suite['seeds']!r} must be a list of whole numbers.")
+    for kind, allowed in _ENTRY_KEYS.items():
+        entries = suite.get(kind)
+        if not entries:
+            raise ValueError(f"suite {path}: needs at least one [[{kind}]] entry.")
+        for i, entry in enumerate(entries):
+            where = f"suite {path}: [[{kind}]] entry {i + 1}"
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                raise ValueError(f"{where} needs a name = \"...\" (a registered {kind[:-1]}).")
+            _check_table(entry, allowed, f"{where} ({entry['name']})")
+            _check_table(entry.get("quick", {}), {**allowed, **_QUICK_ONLY}, f"{where} ({entry['name']}) quick")
+            for key, values in entry.get("grid", {}).items():
+                if not isinstance(values, list) or not values:
+                    raise ValueError(f"{where} ({entry['name']}): grid {key} = {values!r} must be a non-empty list.")
 
 
 def _check_method_datasets(suite: dict, path: Path) -> None:

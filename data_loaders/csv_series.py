@@ -1,4 +1,18 @@
-"""Bring-your-own series: a CSV file, a target column, optional features and time."""
+"""Bring-your-own series: a CSV file, a target column, optional features and time.
+
+How the rows become a problem (also in the README, "Your own series"):
+
+* order: by the ``time`` column when given (numbers in numeric order, dates in
+  date order; each value is kept as the step's label, unconverted), else the
+  file's row order. Text that is neither numbers nor dates, missing or repeated
+  times are errors.
+* inputs X at row r: the ``features`` columns of row r (known before the target
+  is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
+  (default 5; ``lags = 0`` for none). Lags and features combine.
+* split: the test span is the last round(test_fraction x rows) rows of the file,
+  at least :data:`MIN_TEST_POINTS`; the training span is the rows before it,
+  less the first ``lags`` rows, which lack a full set of lags.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +24,31 @@ import pandas as pd
 
 from data_loaders.problems import SeriesProblem
 
+#: Fewest test points: below 100 a coverage estimate's standard error exceeds 3 points at 90%.
+MIN_TEST_POINTS = 100
+
+
+def _order(frame: pd.DataFrame, time: str, path: Path) -> pd.DataFrame:
+    """The rows sorted by ``time`` (numbers numerically, dates chronologically); errors for anything else."""
+    column = frame[time]
+    if column.isna().any():
+        rows = column.index[column.isna()][:5].tolist()
+        raise ValueError(f"{path}: the time column {time!r} is empty in row(s) {rows}; fill them or drop those rows.")
+    if pd.api.types.is_numeric_dtype(column):
+        key = column
+    else:
+        key = pd.to_datetime(column, errors="coerce", format="mixed")
+        if key.isna().any():
+            example = column[key.isna()].iloc[0]
+            raise ValueError(
+                f"{path}: the time column {time!r} holds text that is neither a number nor a date "
+                f"(e.g. {example!r}), so pibench cannot order the rows by it. Give numbers or dates, or leave "
+                "`time` out to keep the file's row order.")
+    if key.duplicated().any():
+        raise ValueError(f"{path}: the time column {time!r} repeats {column[key.duplicated()].iloc[0]!r}; a series "
+                         "has one row per step.")
+    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")]
+
 
 def csv_problem(
     *,
@@ -17,26 +56,27 @@ def csv_problem(
     target: str,
     features: list[str] | None = None,
     time: str | None = None,
-    lags: int | None = None,
+    lags: int = 5,
     test_fraction: float = 0.25,
 ) -> SeriesProblem:
-    """A single series from ``path``: y = ``target``; X = ``features`` and/or ``lags`` target lags.
-
-    With neither features nor lags, the previous 5 target values are the features.
-    Rows are sorted by ``time`` when given; the last ``test_fraction`` of the rows
-    that have all their lags form the test span.
-    """
+    """A single series from ``path``: y = ``target``; X = ``features`` then ``lags`` target lags (module doc)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"CSV file {path} does not exist; give the path of a readable file.")
+    if isinstance(lags, bool) or not isinstance(lags, int) or lags < 0:
+        raise ValueError(f"lags={lags!r} must be a whole number >= 0 (0: no target lags, features only).")
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction={test_fraction} must lie in (0, 1).")
     frame = pd.read_csv(path)
     features = list(features or [])
     wanted = [target, *features] + ([time] if time else [])
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}.")
+    if not features and lags == 0:
+        raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
     if time:
-        frame = frame.assign(**{time: pd.to_datetime(frame[time])}).sort_values(time, kind="stable")
+        frame = _order(frame, time, path)
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():
@@ -45,19 +85,21 @@ def csv_problem(
             f"{path}: {int(bad.sum())} row(s) have a missing, non-numeric or infinite value in "
             f"{[target, *features]} (first rows {rows}); clean or drop them."
         )
-    lags = (0 if features else 5) if lags is None else int(lags)
+    n_rows = len(frame)
+    n_test = int(round(n_rows * test_fraction))
+    if n_test < MIN_TEST_POINTS:
+        raise ValueError(
+            f"{path}: the test span would hold {n_test} point(s) (test_fraction={test_fraction} of {n_rows} rows); "
+            f"pibench needs at least {MIN_TEST_POINTS} test points for a coverage estimate worth reading. Give a "
+            "longer series or a larger test_fraction.")
+    if n_rows - n_test - lags < 2:
+        raise ValueError(f"{path}: {n_rows} rows leave {n_rows - n_test - lags} training row(s) after the "
+                         f"{n_test} test rows and {lags} lag rows; give a longer series or a smaller test_fraction.")
     y_all = values[target].to_numpy(float)
     columns = [values[features].to_numpy(float)] if features else []
     columns += [np.roll(y_all, k)[:, None] for k in range(1, lags + 1)]
-    if not columns:
-        raise ValueError("give feature columns or lags >= 1: a method needs inputs.")
     X = np.concatenate(columns, axis=1)[lags:]
     y = y_all[lags:]
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction={test_fraction} must lie in (0, 1).")
-    n_test = int(round(len(y) * test_fraction))
-    if len(y) < 4 or not 0 < n_test < len(y):
-        raise ValueError(f"{path}: {len(y)} usable rows are too few to split into training and test spans.")
     stamps = frame[time].astype(str).to_numpy()[lags:] if time else None
     return SeriesProblem(
         name=f"csv:{path.name}:{target}", y=y, X=X, test_start=len(y) - n_test, time=stamps,

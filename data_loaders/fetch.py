@@ -101,7 +101,7 @@ def fetch(
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             raise FetchError(
-                f"downloading {dataset_key} from {src} failed: {reason}. {manual}"
+                f"could not reach {src} to download {dataset_key} ({reason}). {manual}"
             ) from e
 
         got = h.hexdigest()

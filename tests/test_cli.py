@@ -36,9 +36,9 @@ def test_csv_dataset_from_the_command_line(tmp_path):
                  "--results-dir", str(tmp_path / "r"), "--no-progress"])
     assert code == 0
     summary = pd.read_csv(tmp_path / "r" / "summary.csv")
-    # 400 rows - 5 lags = 395 usable rows; the last round(0.25 * 395) = 99 are the test span
+    # the last round(0.25 * 400) = 100 rows of the file are the test span
     assert summary["dataset"].tolist() == [f"csv:{tmp_path / 's.csv'}:load"]
-    assert summary["n_test"].tolist() == [99]
+    assert summary["n_test"].tolist() == [100]
 
 
 def test_list_shows_methods_datasets_and_suites(capsys):
@@ -60,8 +60,10 @@ def test_user_errors_are_one_clear_line(argv, message, tmp_path, capsys):
     assert message in err and "Traceback" not in err
 
 
-def test_missing_fesp_file_says_how_to_get_it(tmp_path, capsys):
-    code = main(["run", "--suite", "fesp", "--quick", "--methods", "autoreg", "--data-dir", str(tmp_path / "empty"),
+def test_missing_fesp_file_says_how_to_get_it_before_any_work(tmp_path, capsys):
+    code = main(["run", "--suite", "fesp", "--quick", "--data-dir", str(tmp_path / "empty"),
                  "--results-dir", str(tmp_path / "r"), "--no-progress"])
-    assert code == 1  # the task is recorded as failed, with the fix in its error
-    assert "pibench data fetch fesp" in capsys.readouterr().err
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "dataset 'fesp'" in err and "pibench data fetch fesp" in err
+    assert not (tmp_path / "r").exists()  # nothing written, no failed record left behind

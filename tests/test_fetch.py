@@ -264,3 +264,14 @@ def test_real_fesp_checksum_matches_shared_copy() -> None:
             assert sha256_of(p) == _REAL_FESP_SHA
             return
     pytest.skip(f"no local copy of the fesp file at {', '.join(map(str, _SHARED_FESP))}")
+
+
+def test_cli_fetch_offline_is_one_line_with_the_manual_route(tmp_path: Path, capsys) -> None:
+    from benchmarks.cli import main
+
+    code = main(["data", "fetch", "fesp", "--data-dir", str(tmp_path)])  # the URL points at a closed local port
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and err.count("\n") == 1
+    assert "could not reach http://127.0.0.1:9/unreachable" in err
+    assert f"save it as {tmp_path / FESP_REL}" in err
+    assert _leftovers(tmp_path / FESP_REL.parent) == []

@@ -114,55 +114,73 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def test_csv_target_only_lags_by_hand(tmp_path: Path) -> None:
-    values = [1.0, 4.0, 9.0, 16.0, 25.0, 36.0, 49.0, 64.0, 81.0, 100.0]
-    path = _write(tmp_path / "s.csv", "price\n" + "\n".join(f"{v:g}" for v in values) + "\n")
+def _series_file(path: Path, n: int, header: str = "y") -> Path:
+    """A CSV whose target is 0, 1, ..., n-1: every lag and split can be checked by hand."""
+    return _write(path, header + "\n" + "\n".join(str(v) for v in range(n)) + "\n")
+
+
+def test_csv_target_lags_and_split_by_hand(tmp_path: Path) -> None:
+    path = _series_file(tmp_path / "s.csv", 400, header="price")
     p = csv_problem(path=path, target="price", lags=2, test_fraction=0.25)
-    # rows 2..9 of the file; X[r] = (y_{r-1}, y_{r-2})
-    expected_X = np.array(
-        [[4, 1], [9, 4], [16, 9], [25, 16], [36, 25], [49, 36], [64, 49], [81, 64]], dtype=float
-    )
-    np.testing.assert_array_equal(p.y, np.array(values[2:])[:, None])
-    np.testing.assert_array_equal(p.X, expected_X[:, None, :])
-    assert p.feature_names == ("lag_1", "lag_2")
-    assert p.groups == ("price",)
-    # 8 usable rows, round(8 * 0.25) = 2 test rows
-    assert p.test_start == 6 and p.n_test == 2
+    # rows 2..399 of the file; X[r] = (y_{r-1}, y_{r-2})
+    np.testing.assert_array_equal(p.y[:, 0], np.arange(2, 400))
+    np.testing.assert_array_equal(p.X[:3, 0], [[1, 0], [2, 1], [3, 2]])
+    assert p.feature_names == ("lag_1", "lag_2") and p.groups == ("price",)
+    # the test span is the last round(0.25 * 400) = 100 rows of the file: targets 300..399
+    assert p.n_test == 100 and p.y[p.test_start, 0] == 300
 
     half = csv_problem(path=path, target="price", lags=2, test_fraction=0.5)
-    assert half.test_start == 4 and half.n_test == 4
+    assert half.n_test == 200 and half.y[half.test_start, 0] == 200
 
 
 def test_csv_default_is_five_lags(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.csv", "y\n" + "\n".join(str(v) for v in range(20)) + "\n")
-    p = csv_problem(path=path, target="y")
-    assert p.X.shape == (15, 1, 5)
+    p = csv_problem(path=_series_file(tmp_path / "s.csv", 400), target="y")
+    assert p.X.shape == (395, 1, 5)
     np.testing.assert_array_equal(p.X[0, 0], [4, 3, 2, 1, 0])
-    np.testing.assert_array_equal(p.y[:, 0], np.arange(5, 20))
-    # round(15 * 0.25) = 4 test rows
-    assert p.test_start == 11
+    np.testing.assert_array_equal(p.y[:, 0], np.arange(5, 400))
+    assert p.n_test == 100 and p.y[p.test_start, 0] == 300  # counted on the file's rows, not after the lags
 
 
-def test_csv_sorts_by_time_with_features(tmp_path: Path) -> None:
-    rows = [
-        ("2020-01-03", 3, 30), ("2020-01-01", 1, 10), ("2020-01-04", 4, 40), ("2020-01-02", 2, 20),
-        ("2020-01-06", 6, 60), ("2020-01-05", 5, 50), ("2020-01-08", 8, 80), ("2020-01-07", 7, 70),
-    ]
-    path = _write(tmp_path / "t.csv", "f,day,y\n" + "".join(f"{f},{d},{y}\n" for d, y, f in rows))
+def _shuffled_days(n: int) -> list[tuple[str, int, int]]:
+    """(day, y, f) rows, y = day number, f = 10 y, in a shuffled file order."""
+    days = pd.date_range("2020-01-01", periods=n).strftime("%Y-%m-%d")
+    order = np.random.default_rng(0).permutation(n)
+    return [(days[i], i + 1, 10 * (i + 1)) for i in order]
 
-    p = csv_problem(path=path, target="y", features=["f"], time="day")
-    np.testing.assert_array_equal(p.y[:, 0], np.arange(1, 9))
-    np.testing.assert_array_equal(p.X[:, 0, 0], np.arange(10, 90, 10))
-    assert p.X.shape == (8, 1, 1)
-    assert list(p.time) == [f"2020-01-0{d}" for d in range(1, 9)]
-    assert p.feature_names == ("f",)
-    assert p.test_start == 6  # round(8 * 0.25) = 2
 
-    lagged = csv_problem(path=path, target="y", features=["f"], time="day", lags=1)
-    np.testing.assert_array_equal(lagged.y[:, 0], np.arange(2, 9))
-    np.testing.assert_array_equal(lagged.X[:, 0, :], np.column_stack([np.arange(20, 90, 10), np.arange(1, 8)]))
-    assert lagged.feature_names == ("f", "lag_1")
-    assert lagged.time[0] == "2020-01-02"
+def test_csv_sorts_by_date_and_combines_features_with_lags(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.csv", "f,day,y\n" + "".join(f"{f},{d},{y}\n" for d, y, f in _shuffled_days(400)))
+
+    p = csv_problem(path=path, target="y", features=["f"], time="day")  # features and the default 5 lags
+    assert p.feature_names == ("f", "lag_1", "lag_2", "lag_3", "lag_4", "lag_5")
+    np.testing.assert_array_equal(p.y[:, 0], np.arange(6, 401))
+    np.testing.assert_array_equal(p.X[0, 0], [60, 5, 4, 3, 2, 1])
+    assert p.time[0] == "2020-01-06" and p.n_test == 100
+
+    only = csv_problem(path=path, target="y", features=["f"], time="day", lags=0)
+    assert only.feature_names == ("f",) and only.X.shape == (400, 1, 1)
+    np.testing.assert_array_equal(only.X[:3, 0, 0], [10, 20, 30])
+    assert list(only.time[:2]) == ["2020-01-01", "2020-01-02"]
+
+
+def test_csv_integer_time_stays_as_it_is(tmp_path: Path) -> None:
+    steps = np.random.default_rng(1).permutation(400) * 3 + 7  # integers, shuffled, not a date
+    path = _write(tmp_path / "i.csv", "step,y\n" + "".join(f"{t},{t}\n" for t in steps))
+    p = csv_problem(path=path, target="y", time="step", lags=1)
+    np.testing.assert_array_equal(p.y[:, 0], np.sort(steps)[1:])  # numeric order
+    assert list(p.time[:2]) == ["10", "13"]  # the values themselves, not nanoseconds since 1970
+
+
+@pytest.mark.parametrize("column, message", [
+    (["W1", "W2", "W3"], "neither a number nor a date"),
+    (["2020-01-01", "2020-01-01", "2020-01-02"], "repeats '2020-01-01'"),
+    (["2020-01-01", "", "2020-01-03"], "empty in row"),
+])
+def test_csv_time_that_cannot_order_the_rows_is_an_error(tmp_path: Path, column, message) -> None:
+    times = column + [f"2021-{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, 29)][:397]
+    path = _write(tmp_path / "w.csv", "when,y\n" + "".join(f"{t},{i}\n" for i, t in enumerate(times)))
+    with pytest.raises(ValueError, match=message):
+        csv_problem(path=path, target="y", time="when")
 
 
 @pytest.mark.parametrize(
@@ -187,12 +205,11 @@ def test_csv_bad_feature_value_names_the_row(tmp_path: Path) -> None:
 
 
 def test_csv_bad_value_row_refers_to_file_when_sorted(tmp_path: Path) -> None:
-    # file data rows 0..5; the missing target is in file row 2 (2020-01-04), which is row 3 once sorted
-    path = _write(
-        tmp_path / "shuffled.csv",
-        "t,y\n2020-01-03,3\n2020-01-01,1\n2020-01-04,\n2020-01-02,2\n2020-01-05,5\n2020-01-06,6\n",
-    )
-    with pytest.raises(ValueError, match=r"first rows \[2\]"):
+    rows = _shuffled_days(400)
+    victim = 2  # a row of the file; once sorted it sits elsewhere
+    path = _write(tmp_path / "shuffled.csv", "t,y\n" + "".join(
+        f"{d},{'' if i == victim else y}\n" for i, (d, y, _) in enumerate(rows)))
+    with pytest.raises(ValueError, match=rf"first rows \[{victim}\]"):
         csv_problem(path=path, target="y", time="t", lags=1)
 
 
@@ -215,14 +232,19 @@ def test_csv_missing_file(tmp_path: Path) -> None:
         csv_problem(path=tmp_path, target="y")  # a directory is not a file
 
 
-def test_csv_too_few_rows_and_bad_fraction(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.csv", "y\n" + "\n".join(str(v) for v in range(12)) + "\n")
+def test_csv_too_few_rows_bad_fraction_and_no_inputs(tmp_path: Path) -> None:
+    path = _series_file(tmp_path / "s.csv", 400)
     with pytest.raises(ValueError, match="test_fraction"):
         csv_problem(path=path, target="y", lags=1, test_fraction=1.0)
-    with pytest.raises(ValueError, match="too few"):
-        csv_problem(path=path, target="y", lags=9)  # 3 usable rows
-    with pytest.raises(ValueError, match="lags >= 1"):
+    with pytest.raises(ValueError, match="lags = 0 and no features"):
         csv_problem(path=path, target="y", lags=0)
+    with pytest.raises(ValueError, match="whole number >= 0"):
+        csv_problem(path=path, target="y", lags=-1)
+    short = _series_file(tmp_path / "short.csv", 40)
+    with pytest.raises(ValueError, match=r"test span would hold 10 point\(s\).*at least 100"):
+        csv_problem(path=short, target="y")  # 25% of 40 rows
+    with pytest.raises(ValueError, match="training row"):
+        csv_problem(path=path, target="y", lags=5, test_fraction=0.99)
 
 
 # ----------------------------------------------------------------------- registry
@@ -278,10 +300,10 @@ def test_load_dataset_passes_data_dir(tmp_path: Path) -> None:
 
 
 def test_load_dataset_csv(tmp_path: Path) -> None:
-    path = _write(tmp_path / "s.csv", "y\n" + "\n".join(str(v) for v in range(12)) + "\n")
+    path = _series_file(tmp_path / "s.csv", 400)
     name, params = parse_dataset_arg(f"csv:{path}:y")
     p = load_dataset(name, {**params, "lags": 2}, seed=7)
-    assert p.y.shape == (10, 1) and p.X.shape == (10, 1, 2)
+    assert p.y.shape == (398, 1) and p.X.shape == (398, 1, 2)
     assert p.name == "csv:s.csv:y"
 
 

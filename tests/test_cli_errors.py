@@ -1,0 +1,195 @@
+"""What a user can get wrong gets one actionable line, before any work, and loses nothing stored."""
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from benchmarks.cli import main
+from benchmarks.store import ResultsStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TINY = """
+name = "tiny"
+protocol = { kind = "online", window = 120, retrain_every = 20 }
+[[datasets]]
+name = "ar"
+params = { n_train = 150, n_test = 60 }
+[[methods]]
+name = "autoreg"
+params = { lags = 2 }
+"""
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name != ".lock"}
+
+
+@pytest.fixture
+def store(tmp_path, capsys):
+    """A results dir holding one finished run, and its files' contents."""
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY)
+    results = tmp_path / "results"
+    assert main(["run", "--suite", str(suite), "--results-dir", str(results), "--no-progress"]) == 0
+    capsys.readouterr()
+    return results, snapshot(results)
+
+
+def csv_file(path: Path, n: int = 400, bad_row: int | None = None, column: str = "load") -> Path:
+    y = np.sin(np.arange(n) / 5.0)
+    cells = [("" if i == bad_row else f"{v:.4f}") for i, v in enumerate(y)]
+    path.write_text(f"day,{column}\n" + "".join(f"{i},{c}\n" for i, c in enumerate(cells)))
+    return path
+
+
+def suite_with(tmp_path: Path, dataset: str, method: str = 'name = "autoreg"\nparams = { lags = 2 }') -> Path:
+    path = tmp_path / "case.toml"
+    path.write_text(textwrap.dedent(f"""
+        name = "case"
+        protocol = {{ kind = "online", window = 200, retrain_every = 50 }}
+        [[datasets]]
+        {dataset}
+        [[methods]]
+        {method}
+        """))
+    return path
+
+
+def one_line_error(capsys, code, expected_code=2) -> str:
+    out = capsys.readouterr()
+    assert code == expected_code, out
+    assert "Traceback" not in out.err and out.err.startswith("pibench: error:") and out.err.count("\n") == 1, out.err
+    return out.err
+
+
+CASES = {
+    "NaN in the target": (
+        lambda d: f'name = "csv"\nlabel = "bad"\nparams = {{ path = "{csv_file(d / "nan.csv", bad_row=7)}", '
+                  'target = "load" }', None, ["dataset 'bad'", "nan.csv", "first rows [7]", "clean or drop"]),
+    "missing column": (
+        lambda d: f'name = "csv"\nparams = {{ path = "{csv_file(d / "c.csv")}", target = "price" }}', None,
+        ["no column(s) ['price']", "the file has ['day', 'load']"]),
+    "too-short series": (
+        lambda d: f'name = "csv"\nparams = {{ path = "{csv_file(d / "s.csv", n=40)}", target = "load" }}', None,
+        ["test span would hold 10 point(s)", "at least 100"]),
+    "wrong parameter type": (
+        lambda d: 'name = "ar"', 'name = "aci"\nparams = { epochs = "many" }',
+        ["method 'aci'", "epochs='many' must be int"]),
+    "parameter out of range": (
+        lambda d: 'name = "ar"', 'name = "nexcp"\nparams = { decay = 1.5 }', ["decay=1.5 must lie in (0, 1]"]),
+    "window too short for the method": (
+        lambda d: 'name = "ar"', 'name = "autoreg"\nparams = { lags = 150 }',
+        ["method 'autoreg'", "more than 301 steps; got 200"]),
+    "unknown key in a suite entry": (
+        lambda d: 'name = "ar"', 'name = "autoreg"\nparam = { lags = 2 }', ["unknown key 'param'", "case.toml"]),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_data_or_method_stops_the_run_before_any_work(store, tmp_path, capsys, case):
+    results, before = store
+    dataset, method, expected = CASES[case]
+    suite = suite_with(tmp_path, dataset(tmp_path), *([method] if method else []))
+    err = one_line_error(capsys, main(["run", "--suite", str(suite), "--results-dir", str(results), "--no-progress"]))
+    for text in expected:
+        assert text in err
+    assert snapshot(results) == before
+
+
+def test_every_problem_is_listed_at_once(tmp_path, capsys):
+    suite = suite_with(tmp_path, 'name = "ar"', 'name = "nexcp"\nparams = { decay = 2.0 }\n[[methods]]\n'
+                                                 'name = "aci"\nparams = { gamma = -1.0 }')
+    code = main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "decay=2.0" in err and "gamma=-1.0" in err and "Traceback" not in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_malformed_suite_file_is_named(tmp_path, capsys):
+    path = tmp_path / "broken.toml"
+    path.write_text('name = "x"\n[[datasets]\nname = "ar"\n')
+    err = one_line_error(capsys, main(["run", "--suite", str(path), "--results-dir", str(tmp_path / "r")]))
+    assert str(path) in err and "not valid TOML" in err and "line 2" in err
+
+
+@pytest.mark.parametrize("argv", [["-j", "0"], ["-j", "-1"], ["--threads", "0"], ["--threads", "-2"], ["-j", "two"]])
+def test_worker_and_thread_counts_below_one_are_rejected(argv, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["run", "--results-dir", str(tmp_path / "r"), *argv])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and ("must be >= 1" in err or "not a whole number" in err)
+    assert not (tmp_path / "r").exists()
+
+
+def test_results_dir_that_is_a_file(tmp_path, capsys):
+    target = tmp_path / "results.txt"
+    target.write_text("my notes")
+    err = one_line_error(capsys, main(["run", "--results-dir", str(target), "--no-progress"]))
+    assert "is a file, not a folder" in err and target.read_text() == "my notes"
+
+
+def test_a_second_run_on_a_results_dir_in_use_refuses(store, capsys):
+    results, before = store
+    with ResultsStore(results).lock():  # what a running `pibench run` holds
+        err = one_line_error(capsys, main(["run", "--suite", str(results.parent / "tiny.toml"),
+                                           "--results-dir", str(results), "--no-progress"]))
+    assert "is in use by another pibench run (pid" in err and "wait for it" in err
+    assert snapshot(results) == before
+    assert main(["run", "--suite", str(results.parent / "tiny.toml"), "--results-dir", str(results),
+                 "--no-progress"]) == 0  # released
+
+
+def without_root_override(argv: list[str]) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess that obeys file permissions even when the tests run as root
+    (root without CAP_DAC_OVERRIDE, as a normal user is)."""
+    prefix = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
+        prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
+    return subprocess.run([*prefix, sys.executable, "-m", "benchmarks.cli", *argv], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300)
+
+
+def test_read_only_results_dir(store):
+    results, before = store
+    for folder in (results, results / "tasks"):
+        folder.chmod(0o555)
+    try:
+        run = without_root_override(["run", "--suite", str(results.parent / "tiny.toml"), "--results-dir",
+                                     str(results), "--no-progress"])
+        assert run.returncode == 2 and "Traceback" not in run.stderr, run.stderr
+        assert "no permission to write" in run.stderr and run.stderr.count("\n") == 1
+        report = without_root_override(["report", "--results-dir", str(results)])
+        assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
+        assert "| tiny | ar | autoreg |" in report.stdout and "could not write the summary files" in report.stderr
+    finally:
+        for folder in (results, results / "tasks"):
+            folder.chmod(0o755)
+    assert snapshot(results) == before
+
+
+def test_report_on_an_empty_or_missing_dir(tmp_path, capsys):
+    assert main(["report", "--results-dir", str(tmp_path / "nothing")]) == 1
+    err = capsys.readouterr().err
+    assert "no usable results" in err and "Traceback" not in err
+
+
+def test_report_survives_a_record_holding_a_list(store, capsys):
+    results, _ = store
+    (results / "tasks" / "0123456789abcdef0123.json").write_text("[1, 2]")
+    assert main(["report", "--results-dir", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "0123456789abcdef0123.json: the record is a JSON list, not an object" in out
+    assert "| tiny | ar | autoreg |" in out
+    pd.read_csv(results / "summary.csv")
