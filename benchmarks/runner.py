@@ -174,9 +174,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
 
     Before any work: the results dir must be usable and every task valid
     (:func:`~benchmarks.preflight.prepare_tasks`; a ValueError lists the problems and
-    nothing is written). The results dir is locked for the run. Phase 1 computes
-    the chunks of shared base fits; phase 2 runs the tasks, those that need no
-    shared fits first, then the split-conformal tasks on those fits.
+    nothing is written). The results dir is locked for the run. Phase 1 runs the
+    tasks that need no shared base fits and computes the chunks of those fits,
+    side by side; phase 2 runs the split-conformal tasks on the fits.
     """
     for name, value in (("n_jobs", n_jobs), ("threads", threads)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -190,10 +190,10 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         if todo:
             chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
             rd = str(results_dir)
-            phase1 = [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
-            # tasks that need no shared fits go first in phase 2, so no worker waits on them at the barrier
-            phase2 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
-            phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
+            # the tasks that need no shared fits (often the longest) start first, the chunks fill the other workers
+            phase1 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
+            phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
+            phase2 = [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
             with tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
                 _drain(phase1, n_jobs, bar, executed)
                 _drain(phase2, n_jobs, bar, executed)
