@@ -54,10 +54,14 @@ def code_version() -> str:
 
 def plugin_source(cls: type) -> str | None:
     """``module:sha256`` of a method class defined outside pibench (an entry-point plugin), else None."""
-    path = Path(inspect.getfile(cls)).resolve()
+    try:
+        path = Path(inspect.getfile(cls)).resolve()
+        source = path.read_bytes()
+    except (TypeError, OSError):  # defined interactively: nothing on disk to hash
+        return f"{cls.__module__}.{cls.__qualname__}:no-source"
     if path.is_relative_to(PROJECT_ROOT / "methods"):
         return None
-    return f"{cls.__module__}:{hashlib.sha256(path.read_bytes()).hexdigest()[:12]}"
+    return f"{cls.__module__}:{hashlib.sha256(source).hexdigest()[:12]}"
 
 
 @functools.lru_cache(maxsize=1)

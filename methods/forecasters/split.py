@@ -99,7 +99,9 @@ class PrecomputedForecasts:
         def predict(X: np.ndarray) -> np.ndarray:
             i = next(cursor, None)
             if i is None or X.shape[0] != 1 or not np.array_equal(X[0], served[i]):
-                raise ValueError("precomputed base forecasts were asked for a step they were not made for.")
+                raise ValueError("precomputed base forecasts were asked for a step they were not made for: the "
+                                 "shared base-fit cache does not match this task; delete <results-dir>/cache and "
+                                 "rerun.")
             return points[i][None]
 
         return WindowFit(residuals=self.residuals[f], predict=predict)

@@ -1,0 +1,76 @@
+"""Every `pibench` command the README shows exits 0 as written (the fast ones run here, in README order)."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+#: README commands too long for the test suite (minutes to hours), with what they take; run by hand.
+SLOW = {
+    "pibench run --suite fesp -j 2",
+    "pibench run --suite fesp_enbpi_tuning",
+    "pibench run --suite fesp_pa_tuning",
+    "pibench run --suite ar_order --quick -j 2",
+    "pibench run --suite ar_order -j 2",
+}
+#: Commands that read the shared fesp file (run only when it is there; `data fetch` then only verifies it).
+NEEDS_FESP = ("pibench data fetch fesp", "--suite fesp")
+
+
+def readme_commands() -> list[str]:
+    """`pibench ...` lines of the README's bash blocks and inline code, without placeholders, in order."""
+    found = []
+    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
+        found += [line.split("#")[0].strip() for line in block.splitlines()]
+    found += re.findall(r"`(pibench [^`]+)`", README)
+    commands = []
+    for cmd in found:
+        if cmd.startswith("pibench ") and not re.search(r"\b[A-Z]{2,}\b|\.\.\.", cmd) and cmd not in commands:
+            commands.append(cmd)
+    return commands
+
+
+def test_the_readme_shows_the_main_commands():
+    commands = readme_commands()
+    for cmd in ["pibench run", "pibench report", "pibench list", "pibench run --suite fesp --quick -j 2",
+                "pibench data fetch fesp"]:
+        assert cmd in commands
+    assert SLOW <= set(commands), "a command listed as slow is no longer in the README"
+
+
+def test_fast_readme_commands_exit_0(tmp_path, shared_data_dir_or_none):
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env.pop("PIBENCH_DATA", None)
+    if shared_data_dir_or_none is not None:
+        env["PIBENCH_DATA"] = str(shared_data_dir_or_none)
+    bin_dir = Path(sys.executable).parent
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
+    ran = []
+    for cmd in readme_commands():
+        if cmd in SLOW or (shared_data_dir_or_none is None and any(k in cmd for k in NEEDS_FESP)):
+            continue
+        tic = time.perf_counter()
+        done = subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, f"{cmd!r} exited {done.returncode}:\n{done.stderr[-2000:]}"
+        assert "Traceback" not in done.stderr, done.stderr
+        ran.append(f"{cmd}: {time.perf_counter() - tic:.1f} s")
+    print("\n".join(ran))
+    assert any(r.startswith("pibench run:") for r in ran)
+
+
+@pytest.fixture
+def shared_data_dir_or_none():
+    from data_loaders.paths import DATA_ENV_VAR, DATASET_FILES
+
+    candidates = [os.environ.get(DATA_ENV_VAR), ROOT.parent / "shared" / "data"]
+    for folder in candidates:
+        if folder and (Path(folder) / DATASET_FILES["fesp"].relpath).is_file():
+            return Path(folder)
+    return None
