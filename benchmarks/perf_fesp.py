@@ -83,8 +83,8 @@ def figure_train(args: argparse.Namespace) -> None:
 
 def figure_aci(args: argparse.Namespace) -> None:
     from data_loaders.problems import SeriesData
-    from methods.catalog import get_method
     from methods.calibration.aci import aci_online
+    from methods.catalog import get_method
     from methods.mapie_methods import MapieACI
 
     rng = np.random.default_rng(0)

@@ -38,6 +38,7 @@ from data_loaders.problems import SeriesData, SetData
 from data_loaders.validation import check_alpha
 from methods.param_checks import check_types
 
+
 @dataclass(frozen=True)
 class Interval:
     """Prediction intervals: lower, upper and point arrays of one shape.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from methods.base import register
-from methods.param_checks import in_range
 from methods.calibration.nexcp import nexcp_width
+from methods.param_checks import in_range
 from methods.split_conformal import SplitConformalMethod
 
 

@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from benchmarks.protocols import run_series
-from data_loaders.synthetic import ar_problem
 from data_loaders.problems import SeriesData
-from methods.catalog import get_method
-from methods.forecasters.split import WindowFit
+from data_loaders.synthetic import ar_problem
 from methods.calibration.aci import aci_width
 from methods.calibration.quantile import linear_quantile
+from methods.catalog import get_method
+from methods.forecasters.split import WindowFit
 
 
 def make_aci(alpha, gamma, scores):

@@ -14,10 +14,10 @@ from benchmarks.protocols import run_series
 from data_loaders.problems import SeriesData
 from data_loaders.synthetic import ar_problem
 from methods.agaci import GAMMA_GRID, AgACI
-from methods.catalog import get_method
 from methods.calibration.aci import aci_width
 from methods.calibration.boa import BernsteinOnlineAggregation
 from methods.calibration.nexcp import nexcp_width
+from methods.catalog import get_method
 from methods.enbpi import EnbPI, bootstrap_indices, loo_weights
 from methods.forecasters.split import WindowFit
 from methods.nexcp import NexCP

@@ -31,8 +31,8 @@ from benchmarks.protocols import run_series
 from data_loaders.problems import SeriesData, SeriesProblem
 from data_loaders.synthetic import ar_problem
 from methods.aci import ACI
-from methods.catalog import get_method
 from methods.calibration.aci import aci_errors, aci_next_alpha, aci_width
+from methods.catalog import get_method
 from methods.mapie_methods import AbsoluteScore, MapieACI, MapieEnbPI, make_estimator
 
 TIGHT = dict(rtol=1e-8, atol=1e-10)

@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from methods.pa.networks import MLP, ElmanRNN, LastStep, StackedMLPs
 from methods.pa.intervals import fit_asymptotic_normal
+from methods.pa.networks import MLP, ElmanRNN, LastStep, StackedMLPs
 from methods.pa.structure import drop_idle_units, live_masks
 from methods.pa.trainer import PASettings, train_pa
 

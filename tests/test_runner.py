@@ -120,8 +120,8 @@ def test_records_carry_provenance(suite, tmp_path):
 
 
 def test_split_conformal_tasks_share_base_fits_equal_to_fits_on_demand(suite, tmp_path):
-    from benchmarks.protocols import run_series
     from benchmarks.preflight import load_task_data, task_method
+    from benchmarks.protocols import run_series
 
     tasks = prepared(suite, methods=["aci"], seeds=[0])
     assert len(tasks) == 2  # gamma 0 and 0.01

@@ -16,10 +16,10 @@ import torch
 from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod, register
 from methods.forecasters.scaling import Standardizer
-from methods.param_checks import one_of, positive_int
 from methods.pa.intervals import fit_asymptotic_normal
 from methods.pa.networks import StackedMLPs
 from methods.pa.trainer import PASettings, train_pa
+from methods.param_checks import one_of, positive_int
 
 
 @register

@@ -19,12 +19,12 @@ import torch
 from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod, register
 from methods.forecasters.scaling import Standardizer
-from methods.param_checks import one_of, positive, positive_int
 from methods.pa.intervals import fit_asymptotic_normal
 from methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep
+from methods.pa.order_readout import estimated_order, hidden_links, selected_lags
 from methods.pa.structure import drop_idle_units
 from methods.pa.trainer import PASettings, train_pa
-from methods.pa.order_readout import estimated_order, hidden_links, selected_lags
+from methods.param_checks import one_of, positive, positive_int
 
 
 @register

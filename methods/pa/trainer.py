@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from methods.param_checks import in_range, non_negative_int, one_of, positive, positive_int
 from methods.pa.prior import MixtureGaussianPrior
 from methods.pa.schedule import AnnealingSchedule
 from methods.pa.sghmc import SGHMC
 from methods.pa.structure import live_masks
+from methods.param_checks import in_range, non_negative_int, one_of, positive, positive_int
 
 
 @dataclass(frozen=True)
