@@ -57,8 +57,9 @@ class LoadedData(NamedTuple):
 
 
 @functools.lru_cache(maxsize=4)
-def _cached_problem(name: str, params_json: str, seed: int, data_dir: str | None, expected: str | None) -> LoadedData:
-    problem = load_dataset(name, json.loads(params_json), seed=seed, data_dir=data_dir)
+def _cached_problem(name: str, params_json: str, seed: int, replicate: int, data_dir: str | None,
+                    expected: str | None) -> LoadedData:
+    problem = load_dataset(name, json.loads(params_json), seed=seed, replicate=replicate, data_dir=data_dir)
     return LoadedData(problem, problem_fingerprint(problem), source_files(problem))
 
 
@@ -70,7 +71,8 @@ def load_task_data(task: Task, data_dir: str | None, expected: str | None = None
     before the file changed; :func:`prepare_tasks` clears the cache of unbound loads.
     """
     d = task.config["dataset"]
-    return _cached_problem(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed, data_dir, expected)
+    return _cached_problem(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed, task.config["seed"],
+                           data_dir, expected)
 
 
 def task_problem(task: Task, data_dir: str | None) -> LoadedData:

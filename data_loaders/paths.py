@@ -77,15 +77,16 @@ DATASET_FILES: dict[str, DataFile] = {
     "mimic": DataFile(
         dataset_key="mimic",
         folder="mimic3_format_only",
-        filename="mimic.p",
+        filename="mimic_wbc.csv",
         url=None,
         sha256=None,
         instructions=(
             "MIMIC-III is credentialed PhysioNet data and is not distributed: obtain "
-            "access at https://physionet.org/content/mimiciii/, build `mimic.p` (a "
-            "pickled dict with 'longitudinal' [N, T, 30] and 'trajectory_lengths' [N], "
-            "as in kamilest/conformal-rnn utils/data_processing_mimic.py) and place "
-            "it there yourself; see mimic3_format_only/SOURCE.md in the shared data."
+            "access at https://physionet.org/content/mimiciii/, build a long table of "
+            "daily WBC (high) counts with columns id, step, value (README, 'Sets of "
+            "sequences') and place it there yourself, or give its path with the "
+            "dataset's `path` parameter (CF-RNN's mimic.p pickle also works, with "
+            "trust_pickle = true)."
         ),
     ),
 }

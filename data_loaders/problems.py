@@ -110,7 +110,11 @@ class SeriesProblem:
 
 @dataclass(frozen=True)
 class SetData:
-    """Exchangeable sequences: x (n, T, d) inputs, y (n, H) targets."""
+    """Exchangeable sequences: x (n, T, d) inputs, y (n, H) targets.
+
+    Inputs of different lengths (MIMIC's visits) are padded at the end with NaN:
+    row i holds ``lengths[i]`` >= 1 observed steps, then whole steps of NaN.
+    """
 
     x: np.ndarray
     y: np.ndarray
@@ -126,14 +130,24 @@ class SetData:
             raise ValueError(
                 f"set data must be x (n, T, d) and y (n, H) with the same n; got x{x.shape}, y{y.shape}."
             )
-        check_finite(x, "set inputs x")
+        padding = np.isnan(x).all(axis=2)  # (n, T): whole steps of NaN
+        check_finite(np.where(padding[:, :, None], 0.0, x), "set inputs x (outside the NaN padding)")
         check_finite(y, "set targets y")
+        if x.shape[1] and (padding[:, 0].any() or (np.diff(padding.astype(np.int8), axis=1) < 0).any()):
+            row = int(np.flatnonzero(padding[:, 0] | (np.diff(padding.astype(np.int8), axis=1) < 0).any(1))[0])
+            raise ValueError(f"set inputs x: row {row} has NaN padding before an observed step; pad shorter "
+                             "sequences at the end only, and give each at least one observed step.")
         object.__setattr__(self, "x", x)
         object.__setattr__(self, "y", y)
 
     @property
     def n(self) -> int:
         return self.y.shape[0]
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """(n,) observed input steps of each sequence (T unless padded)."""
+        return (~np.isnan(self.x).all(axis=2)).sum(axis=1)
 
     @property
     def horizon(self) -> int:
@@ -165,6 +179,15 @@ class SetProblem:
     @property
     def horizon(self) -> int:
         return self.test.horizon
+
+    @classmethod
+    def from_indices(cls, name: str, x: np.ndarray, y: np.ndarray, train, calibration, test,
+                     metadata: dict | None = None) -> SetProblem:
+        """Split sequences x (n, T, d) / y (n, H) by three index arrays."""
+        def part(idx) -> SetData:
+            return SetData(x[np.asarray(idx)], y[np.asarray(idx)])
+
+        return cls(name, part(train), part(calibration), part(test), metadata=dict(metadata or {}))
 
     def train_target_range(self) -> tuple[float, float]:
         y = self.train.y

@@ -13,8 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from data_loaders import synthetic
+from data_loaders.covid import covid_problem
 from data_loaders.csv_series import csv_problem
+from data_loaders.csv_sets import csv_sets_problem
+from data_loaders.eeg import eeg_problem
 from data_loaders.fesp import fesp_problem
+from data_loaders.mimic import mimic_problem
 from data_loaders.problems import Problem
 
 
@@ -37,6 +41,10 @@ DATASETS: dict[str, DatasetEntry] = {
     ),
     "fesp": DatasetEntry(fesp_problem, "series", "French electricity spot prices, 24 hourly series (file)"),
     "csv": DatasetEntry(csv_problem, "series", "your own CSV: csv:PATH:TARGET or params path/target/..."),
+    "eeg": DatasetEntry(eeg_problem, "set", "UCI EEG, control subjects: 40 inputs -> 10 steps (staged file)"),
+    "covid": DatasetEntry(covid_problem, "set", "UK COVID-19 cases of 380 areas: 100 days -> 50 (staged file)"),
+    "mimic": DatasetEntry(mimic_problem, "set", "MIMIC-III WBC counts, 3-45 visits -> 2 (your credentialed file)"),
+    "csv_sets": DatasetEntry(csv_sets_problem, "set", "your own sets: long CSV/parquet (id, step, value)"),
 }
 
 
@@ -60,18 +68,25 @@ def check_dataset_name(name: str) -> DatasetEntry:
     return DATASETS[name]
 
 
-def load_dataset(name: str, params: dict, *, seed: int = 0, data_dir: str | os.PathLike | None = None) -> Problem:
-    """Build dataset ``name``; ``seed`` and ``data_dir`` go to the loaders that take them."""
+def load_dataset(name: str, params: dict, *, seed: int = 0, replicate: int = 0,
+                 data_dir: str | os.PathLike | None = None) -> Problem:
+    """Build dataset ``name``; ``seed``, ``replicate`` and ``data_dir`` go to the loaders that take them.
+
+    ``seed`` is the task's derived data seed (generators); ``replicate`` the suite's
+    seed itself, for file datasets split as their authors did (``RandomState(replicate)``).
+    """
     entry = check_dataset_name(name)
     kwargs = dict(params)
     if "data_dir" in kwargs:
         raise ValueError("give the data folder with --data-dir or PIBENCH_DATA, not as a dataset parameter.")
     unknown = [k for k in kwargs if not entry.accepts(k)]
     if unknown:
-        allowed = [p for p in inspect.signature(entry.loader).parameters if p not in ("seed", "data_dir")]
+        allowed = [p for p in inspect.signature(entry.loader).parameters if p not in ("seed", "replicate", "data_dir")]
         raise ValueError(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}.")
     if entry.accepts("seed"):
         kwargs.setdefault("seed", seed)
+    if entry.accepts("replicate"):
+        kwargs.setdefault("replicate", replicate)
     if entry.accepts("data_dir"):
         kwargs["data_dir"] = data_dir
     return entry.loader(**kwargs)

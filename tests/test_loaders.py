@@ -361,16 +361,30 @@ def test_series_problem_accepts_valid_and_promotes_shapes() -> None:
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_set_data_rejects_non_finite(bad: float) -> None:
-    x = np.zeros((5, 4, 1))
+    x = np.zeros((5, 4, 2))
     y = np.zeros((5, 2))
     x_bad = x.copy()
-    x_bad[1, 2, 0] = bad
-    with pytest.raises(ValueError, match=r"set inputs x has 1 non-finite"):
+    x_bad[1, 2, 0] = bad  # one feature of a step: not padding
+    with pytest.raises(ValueError, match=r"set inputs x \(outside the NaN padding\) has 1 non-finite"):
         SetData(x_bad, y)
     y_bad = y.copy()
     y_bad[3, 1] = bad
     with pytest.raises(ValueError, match=r"set targets y has 1 non-finite.*index \(3, 1\)"):
         SetData(x, y_bad)
+
+
+def test_set_data_takes_nan_padding_at_the_end_only() -> None:
+    x = np.arange(20.0).reshape(5, 4, 1)
+    x[1, 2:] = np.nan  # sequence 1 has 2 observed steps
+    data = SetData(x, np.zeros((5, 2)))
+    assert data.lengths.tolist() == [4, 2, 4, 4, 4]
+    x[3, 1] = np.nan  # a gap before an observed step
+    with pytest.raises(ValueError, match="row 3 has NaN padding before an observed step"):
+        SetData(x, np.zeros((5, 2)))
+    x[3, 1] = 0.0
+    x[4, :] = np.nan  # nothing observed
+    with pytest.raises(ValueError, match="row 4"):
+        SetData(x, np.zeros((5, 2)))
 
 
 def test_set_data_rejects_mismatched_n() -> None:

@@ -1,0 +1,83 @@
+"""UCI EEG (SMNI CMI), control subjects, as sets of sequences (SPEC §1.2; CF-RNN's processing).
+
+Each (trial, channel) of a control subject is one series of 256 samples (1 s at
+256 Hz), resampled to ``input_length + horizon`` points with
+``scipy.signal.resample`` (Fourier); x = the first ``input_length``, y = the last
+``horizon``. Train and calibration come from the TRAIN split (a
+``RandomState(replicate)`` permutation puts ``calibration_fraction`` of its
+sequences in calibration), test from the TEST split, less the trials that are
+byte-identical to a TRAIN trial of the same subject and number (17 control trials
+in the staged file). The staged file holds 16 of the 20 subjects: 233 control
+trials (14,912 sequences) for TRAIN and 240 (15,360) for TEST, against the
+paper's 300 / 300 (19,200 each).
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from scipy.signal import resample
+
+from data_loaders.paths import locate
+from data_loaders.problems import SetProblem
+
+KEYS = ("values", "subject", "subject_class", "trial")
+
+
+def _split(z, split: str, path) -> dict[str, np.ndarray]:
+    missing = [f"{split}_{k}" for k in KEYS if f"{split}_{k}" not in z.files]
+    if missing:
+        raise ValueError(f"{path}: no array(s) {missing}; is this the staged EEG file (see its SOURCE.md)?")
+    arrays = {k: z[f"{split}_{k}"] for k in KEYS}
+    values = arrays["values"]
+    if values.ndim != 3 or not np.isfinite(values).all():
+        raise ValueError(f"{path}: {split}_values must be finite [trials, channels, samples]; got {values.shape}.")
+    return arrays
+
+
+def _duplicated_in(train: dict, test: dict) -> np.ndarray:
+    """(test trials,) True where a TRAIN trial has the same subject, number and values."""
+    index = {(s, t): i for i, (s, t) in enumerate(zip(train["subject"], train["trial"]))}
+    return np.array([(s, t) in index and np.array_equal(test["values"][j], train["values"][index[(s, t)]])
+                     for j, (s, t) in enumerate(zip(test["subject"], test["trial"]))], dtype=bool)
+
+
+def eeg_problem(
+    *,
+    replicate: int = 0,
+    data_dir: str | os.PathLike | None = None,
+    input_length: int = 40,
+    horizon: int = 10,
+    calibration_fraction: float = 0.2,
+) -> SetProblem:
+    """Control-subject EEG sequences; see the module docstring."""
+    if input_length < 1 or horizon < 1:
+        raise ValueError(f"input_length={input_length} and horizon={horizon} must be >= 1.")
+    if not 0 < calibration_fraction < 1:
+        raise ValueError(f"calibration_fraction={calibration_fraction} must lie in (0, 1).")
+    path = locate("eeg", data_dir)
+    with np.load(path, allow_pickle=False) as z:
+        train, test = _split(z, "train", path), _split(z, "test", path)
+    keep_test = (test["subject_class"] == "c") & ~_duplicated_in(train, test)
+    train_values = train["values"][train["subject_class"] == "c"]
+    test_values = test["values"][keep_test]
+    if not len(train_values) or not len(test_values):
+        raise ValueError(f"{path}: no control-subject trial (subject_class 'c') in one of the splits.")
+
+    def sequences(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        series = resample(values.reshape(-1, values.shape[-1]), input_length + horizon, axis=1)
+        return series[:, :input_length, None], series[:, input_length:]
+
+    x_train, y_train = sequences(train_values)
+    x_test, y_test = sequences(test_values)
+    n = len(x_train)
+    perm = np.random.RandomState(int(replicate)).permutation(n)
+    n_cal = int(calibration_fraction * n)
+    x = np.concatenate([x_train, x_test])
+    y = np.concatenate([y_train, y_test])
+    return SetProblem.from_indices(
+        "eeg", x, y, train=perm[n_cal:], calibration=perm[:n_cal], test=np.arange(n, n + len(x_test)),
+        metadata={"source": str(path), "train_trials": len(train_values), "test_trials": len(test_values),
+                  "dropped_duplicate_test_trials": int(((test["subject_class"] == "c") & ~keep_test).sum())},
+    )

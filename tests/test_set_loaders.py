@@ -1,0 +1,178 @@
+"""Loaders of sets of sequences (SPEC §1.2): EEG, COVID-19, MIMIC-III (user file) and csv_sets."""
+
+import pickle
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.signal import resample
+
+from data_loaders.covid import covid_problem
+from data_loaders.csv_sets import csv_sets_problem
+from data_loaders.eeg import eeg_problem
+from data_loaders.mimic import mimic_problem
+from data_loaders.paths import DATASET_FILES
+from data_loaders.registry import load_dataset
+
+
+def _has(folder: Path, key: str) -> bool:
+    return (folder / DATASET_FILES[key].relpath).is_file()
+
+
+# --------------------------------------------------------------------------------- covid
+
+
+def test_covid_split_follows_cf_rnn(shared_data_dir):
+    if not _has(shared_data_dir, "covid"):
+        pytest.skip("COVID file not staged")
+    raw = pd.read_csv(shared_data_dir / DATASET_FILES["covid"].relpath).filter(regex=r"^t\d+$").to_numpy(float)
+    p = covid_problem(data_dir=shared_data_dir, replicate=1)
+    assert (p.train.n, p.calibration.n, p.test.n, p.horizon) == (200, 100, 80, 50)
+    perm = np.random.RandomState(1).permutation(380)
+    np.testing.assert_array_equal(p.test.x[:, :, 0], raw[perm[300:], :100])
+    np.testing.assert_array_equal(p.calibration.y, raw[perm[200:300], 100:])
+    other = covid_problem(data_dir=shared_data_dir, replicate=2)
+    assert not np.array_equal(other.test.y, p.test.y)
+
+
+def _covid_file(folder: Path, values: np.ndarray) -> Path:
+    path = folder / DATASET_FILES["covid"].relpath
+    path.parent.mkdir(parents=True)
+    pd.DataFrame(values, columns=[f"t{i:03d}" for i in range(values.shape[1])]).to_csv(path, index=False)
+    return folder
+
+
+def test_covid_validation(tmp_path):
+    values = np.ones((20, 15))
+    values[3, 4] = -1
+    with pytest.raises(ValueError, match="must be finite and >= 0"):
+        covid_problem(data_dir=_covid_file(tmp_path / "a", values), input_length=10, horizon=5, n_train=5,
+                      n_calibration=5)
+    good = _covid_file(tmp_path / "b", np.ones((20, 15)))
+    with pytest.raises(ValueError, match="must fit in the file's 15 days"):
+        covid_problem(data_dir=good)
+    with pytest.raises(ValueError, match="must leave test areas"):
+        covid_problem(data_dir=good, input_length=10, horizon=5, n_train=15, n_calibration=5)
+    with pytest.raises(ValueError, match="covid data file not found"):
+        covid_problem(data_dir=tmp_path / "nothing")
+
+
+# ----------------------------------------------------------------------------------- eeg
+
+
+def test_eeg_control_trials_resampled_and_deduplicated(shared_data_dir):
+    if not _has(shared_data_dir, "eeg"):
+        pytest.skip("EEG file not staged")
+    p = eeg_problem(data_dir=shared_data_dir)
+    # 233 control TRAIN trials x 64 channels = 14,912; 20% calibration; 240 - 17 duplicated TEST trials
+    assert (p.train.n, p.calibration.n, p.test.n) == (11930, 2982, 223 * 64)
+    assert p.metadata["dropped_duplicate_test_trials"] == 17
+    assert p.train.x.shape[1:] == (40, 1) and p.horizon == 10
+    with np.load(shared_data_dir / DATASET_FILES["eeg"].relpath) as z:
+        first_control = z["test_values"][z["test_subject_class"] == "c"][0]
+    expected = resample(first_control[5], 50)  # channel 5 of the first control test trial
+    np.testing.assert_allclose(np.r_[p.test.x[5, :, 0], p.test.y[5]], expected, atol=1e-9)
+    again = eeg_problem(data_dir=shared_data_dir)
+    np.testing.assert_array_equal(again.calibration.y, p.calibration.y)
+    assert not np.array_equal(eeg_problem(data_dir=shared_data_dir, replicate=1).calibration.y, p.calibration.y)
+
+
+def test_eeg_validation(tmp_path):
+    path = tmp_path / DATASET_FILES["eeg"].relpath
+    path.parent.mkdir(parents=True)
+    np.savez(path, train_values=np.zeros((2, 3, 256)))
+    with pytest.raises(ValueError, match=re.escape("no array(s) ['train_subject'")):
+        eeg_problem(data_dir=tmp_path)
+    with pytest.raises(ValueError, match="calibration_fraction"):
+        eeg_problem(data_dir=tmp_path, calibration_fraction=1.0)
+
+
+# --------------------------------------------------------------------------------- mimic
+
+
+def _long_file(path: Path, lengths, seed=0) -> Path:
+    rng = np.random.default_rng(seed)
+    rows = [(f"p{i}", step, float(rng.normal(10, 2))) for i, n in enumerate(lengths) for step in range(n)]
+    frame = pd.DataFrame(rows, columns=["id", "step"] + ["value"]).sample(frac=1.0, random_state=1)
+    frame.to_parquet(path, index=False) if path.suffix == ".parquet" else frame.to_csv(path, index=False)
+    return path
+
+
+def test_mimic_long_file_lengths_padding_and_split(tmp_path):
+    lengths = [3, 4, 5, 6, 47, 48] + [5 + i % 40 for i in range(300)]
+    path = _long_file(tmp_path / "wbc.csv", lengths)
+    p = mimic_problem(path=str(path), replicate=0)
+    n = 3 + 300  # 5, 6 and 47 visits of the first six, and every one of the 300
+    assert p.train.n + p.calibration.n + p.test.n == n
+    assert (p.calibration.n, p.test.n) == (round(0.47 * n), round(0.10 * n))
+    assert p.horizon == 2 and p.train.x.shape[1] == 45  # 47 visits - 2
+    frame = pd.read_csv(path).sort_values(["id", "step"])
+    for data in (p.train, p.calibration, p.test):
+        assert data.lengths.min() >= 3 and data.lengths.max() <= 45
+    # each sequence: the observed inputs then its last 2 visits as targets
+    series = {i: g["value"].to_numpy() for i, g in frame.groupby("id")}
+    pool = {tuple(np.r_[s[:-2], s[-2:]]) for s in series.values() if 5 <= len(s) <= 47}
+    x0, y0 = p.test.x[0, :p.test.lengths[0], 0], p.test.y[0]
+    assert tuple(np.r_[x0, y0]) in pool
+
+
+class _Tripwire:
+    """Unpickling this writes a file: proof that a pickle was (or was not) opened."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (Path(self.marker), "unpickled"))
+
+
+def test_mimic_pickle_needs_the_trust_flag(tmp_path):
+    marker = tmp_path / "ran.txt"
+    evil = tmp_path / "mimic.p"
+    evil.write_bytes(pickle.dumps(_Tripwire(str(marker))))
+    with pytest.raises(ValueError, match="unpickling runs whatever code.*trust_pickle = true"):
+        mimic_problem(path=str(evil))
+    assert not marker.exists()  # refused before opening
+
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(5, 30, size=80)
+    longitudinal = rng.normal(size=(80, 30, 30))
+    good = tmp_path / "cf.p"
+    good.write_bytes(pickle.dumps({"longitudinal": longitudinal, "trajectory_lengths": lengths}))
+    p = mimic_problem(path=str(good), trust_pickle=True)
+    all_y = np.concatenate([p.train.y, p.calibration.y, p.test.y])
+    expected = {tuple(longitudinal[i, lengths[i] - 2:lengths[i], 23]) for i in range(80)}
+    assert {tuple(row) for row in all_y} == expected
+
+
+def test_mimic_without_a_file_says_how_to_get_one(tmp_path):
+    with pytest.raises(ValueError, match="credentialed PhysioNet data"):
+        mimic_problem(data_dir=tmp_path)
+
+
+# ------------------------------------------------------------------------------ csv_sets
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_csv_sets_takes_the_last_steps_of_each_sequence(tmp_path, suffix):
+    path = _long_file(tmp_path / f"s{suffix}", [12] * 50)
+    p = load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3}, replicate=3)
+    assert (p.train.n, p.calibration.n, p.test.n) == (30, 10, 10)
+    frame = (pd.read_parquet(path) if suffix == ".parquet" else pd.read_csv(path)).sort_values(["id", "step"])
+    tails = {tuple(g["value"].to_numpy()[-9:]) for _, g in frame.groupby("id")}
+    assert {tuple(np.r_[x[:, 0], y]) for x, y in zip(p.test.x, p.test.y)} <= tails
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda f: f.rename(columns={"value": "v"}), re.escape("no column(s) ['value']")),
+    (lambda f: pd.concat([f, f.iloc[:1]]), "has step 0 twice"),
+    (lambda f: f.assign(value=f["value"].where(f.index != 7, np.nan)), "missing or non-numeric"),
+    (lambda f: f[~((f["id"] == "p2") & (f["step"] > 4))], r"1 sequence\(s\) have fewer than"),
+])
+def test_csv_sets_validation(tmp_path, change, message):
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    change(pd.read_csv(path)).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=message):
+        csv_sets_problem(path=path, input_length=6, horizon=3)
