@@ -217,11 +217,11 @@ def test_multi_horizon_per_horizon_variance_and_bonferroni():
     _, var_mu, var_total = fit.predictive_variance(x_new)
     np.testing.assert_allclose((upper - point) / np.sqrt(var_total), norm.ppf(1 - 0.1 / 4), rtol=1e-12)
     np.testing.assert_allclose((point - lower) / np.sqrt(var_total), norm.ppf(1 - 0.025), rtol=1e-12)
-    # separate heads: each horizon's variance is its own OLS predictive variance, except that
-    # sigma2_hat_h divides by n - R with R = 8 (all kept weights) where OLS per horizon uses n - 4
+    # separate heads of 4 weights each: sigma2_hat_h divides by n - R / H = n - 4, so each horizon's
+    # variance is exactly its own OLS predictive variance
     for h in range(2):
         pred = sm.OLS(y[:, h], sm.add_constant(X)).fit().get_prediction(sm.add_constant(x_new.numpy()))
-        np.testing.assert_allclose(var_total[:, h], pred.se_obs**2 * (n - 4) / (n - 8), rtol=1e-8)
+        np.testing.assert_allclose(var_total[:, h], pred.se_obs**2, rtol=1e-8)
 
 
 def test_pruned_entries_are_fixed_at_zero_and_not_counted():

@@ -5,8 +5,10 @@ gamma-hat = the kept (mask True) weights, R = their number, n = training size,
 H = number of outputs (horizons). All computations run in float64 on a copy of the
 model; pruned entries are held fixed at exactly 0 (whatever the module stores).
 
-* sigma2_hat_h = sum_i (y_ih - mu_ih)^2 / (n - r - dof_offset)   (per horizon h; r = rank(A),
-  = R unless A is singular, see below)
+* sigma2_hat_h = sum_i (y_ih - mu_ih)^2 / (n - (r + dof_offset) / H)   (per horizon h; r = rank(A),
+  = R unless A is singular, see below; the H horizons share the r identified weights, so each
+  is charged r / H of them: the pooled RSS over all nH outputs has nH - r degrees of freedom.
+  H = 1 gives the OLS n - r.)
 * l_n(beta) = (1/n) sum_i sum_h [ -(y_ih - mu_ih)^2 / (2 sigma2_hat_h) ] + const
 * A = -Hess l_n over the kept weights
     = (1/n) sum_i sum_h [ J_ih J_ih' - (y_ih - mu_ih) Hess mu_ih ] / sigma2_hat_h   ("exact")
@@ -166,13 +168,22 @@ class FlatModel:
         A jacrev of the batched forward backpropagates through the whole chunk once per
         output row (quadratic in the chunk); per-row gradients are linear. Modules whose
         kernels vmap cannot batch (e.g. ``torch.nn.RNN``) fall back to the batched jacrev.
+        A module with a ``row_jacobians(params, X)`` method ({name: (m, H, *shape)}, as the
+        step-by-step sequence network has) gives them itself, faster than vmap.
         """
         def one_row(th, x):
             return self.forward(th, x[None])[0]  # (H,)
 
         per_row = vmap(jacrev(one_row), in_dims=(None, 0), chunk_size=vmap_chunk)
+        own = getattr(self.net, "row_jacobians", None)
         parts = []
         for sl in _chunks(X.shape[0], chunk_size):
+            if own is not None:
+                by_name = own(self.to_params(theta), X[sl])
+                full = torch.cat([by_name[name].reshape(sl.stop - sl.start, -1, shape.numel())
+                                  for name, shape in zip(self.names, self.shapes)], dim=2)
+                parts.append(full[:, :, self.kept_index])
+                continue
             if self.per_row_jacobian:
                 try:
                     parts.append(per_row(theta, X[sl]))
@@ -305,7 +316,7 @@ def fit_asymptotic_normal(
     ``diagnostics["n_negative"]`` and drops them).
     ``chunk_size`` = training rows per Jacobian/Hessian block, ``vmap_chunk`` = jacrev's
     vectorisation chunk (bounds memory; None = all R at once).
-    sigma2_hat uses n - rank(A) - dof_offset (rank = R when A is nonsingular).
+    sigma2_hat uses n - (rank(A) + dof_offset) / H (rank = R when A is nonsingular).
     """
     if hessian not in ("auto", "exact", "ggn"):
         raise ValueError(f"hessian must be 'auto', 'exact' or 'ggn', got {hessian!r}")
@@ -323,10 +334,10 @@ def fit_asymptotic_normal(
     R = flat.n_kept
     if R == 0:
         raise ValueError("the model keeps no weights")
-    if R >= n - dof_offset:
+    if R + dof_offset >= n * H:
         raise ValueError(
-            f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows "
-            f"(dof_offset = {dof_offset}); sparsify more or train on more data"
+            f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows"
+            f"{f' x {H} outputs' if H > 1 else ''} (dof_offset = {dof_offset}); sparsify more or train on more data"
         )
     theta = flat.theta0
     with torch.no_grad():
@@ -354,7 +365,7 @@ def fit_asymptotic_normal(
     else:
         A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
     a_inv, info = pseudo_inverse(A.detach(), eps)
-    dof = n - info["rank"] - dof_offset  # > 0: rank <= R < n - dof_offset
+    dof = n - (info["rank"] + dof_offset) / H  # > 0: rank <= R < nH - dof_offset
     sigma2 = rss / dof
     a_inv = a_inv * (n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
     diagnostics = {"hessian": kind, "exact_not_pd": exact_not_pd, **info}

@@ -71,6 +71,11 @@ class MixtureGaussianPrior:
         p_spike = self.spike_probability(b)
         return -b / self.s0 * p_spike - b / self.s1 * (1.0 - p_spike)
 
+    def curvature(self, b: torch.Tensor) -> torch.Tensor:
+        """kappa(b) = p_spike/s0 + (1 - p_spike)/s1 >= 0, so that d log pi / db = -kappa(b) b."""
+        p_spike = self.spike_probability(b)
+        return p_spike / self.s0 + (1.0 - p_spike) / self.s1
+
     def threshold(self) -> float:
         """|b| at which the inclusion probability is 0.5:
 

@@ -11,6 +11,14 @@ tau and training size n:
 At tau = 0 this is exactly ``torch.optim.SGD(lr, momentum=m)`` (dampening 0, no Nesterov).
 Entries whose mask is False are frozen: their buffer is set to 0 and the parameter is
 not changed (noise included), so weights pruned to 0 stay exactly 0.
+
+A stiff linear term of the gradient can be taken implicitly: with ``step(stiffness=
+{p: k})`` the gradient in ``.grad`` leaves out a term k * beta (k >= 0 elementwise),
+and the update is buf <- (m buf + g + noise + k beta) / (1 + lr k), beta <- beta - lr buf,
+i.e. beta_new = (beta - lr (m buf + g + noise)) / (1 + lr k): the term evaluated at
+beta_new (linearly implicit Euler). It equals the explicit step to first order in
+lr k and stays stable when lr k exceeds explicit momentum SGD's bound 2 (1 + m),
+as the spike of PA's prior does when lr / (s0 n) is large.
 """
 
 from __future__ import annotations
@@ -96,7 +104,8 @@ class SGHMC(torch.optim.Optimizer):
 
     # update ---------------------------------------------------------------------------------
     @torch.no_grad()
-    def step(self, closure=None):
+    def step(self, closure=None, stiffness: Mapping[torch.Tensor, torch.Tensor] | None = None):
+        """One update; ``stiffness`` ({parameter: k}) takes a term k * beta implicitly (module doc)."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
@@ -122,6 +131,9 @@ class SGHMC(torch.optim.Optimizer):
                             p.shape, generator=self.generator, dtype=p.dtype, device=p.device
                         )
                         buf.add_(noise, alpha=noise_std)
+                if stiffness is not None and p in stiffness:
+                    k = stiffness[p]
+                    buf.addcmul_(k, p).div_(1.0 + lr * k)
                 mask = self._masks.get(p)
                 if mask is not None:
                     buf.masked_fill_(~mask, 0.0)  # frozen entries: beta - lr * 0 == beta exactly

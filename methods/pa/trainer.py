@@ -42,6 +42,8 @@ class PASettings:
     refine_epochs: int = 50
     sigma2: float = 1.0  # likelihood variance on the (standardised) target scale
     unit: str = "epoch"  # what t counts: "epoch" (a pass over a permutation) or "iteration" (one random batch)
+    initial_optimizer: str = "sgd"  # before T1: "sgd" (momentum SGD = SGHMC at tau 0) or "adam" (the paper's LSTM)
+    prior_step: str = "explicit"  # the prior's pull in SGHMC: "explicit" (SPEC §3.1) or "implicit" (see sghmc.py)
 
     def check(self) -> None:
         """Raise ValueError for a setting out of range (the schedule and the priors check their own)."""
@@ -52,6 +54,8 @@ class PASettings:
         positive("sigma2", self.sigma2)
         in_range("momentum", self.momentum, 0, 1, closed_low=True)
         one_of("unit", self.unit, ("epoch", "iteration"))
+        one_of("initial_optimizer", self.initial_optimizer, ("sgd", "adam"))
+        one_of("prior_step", self.prior_step, ("explicit", "implicit"))
         self.schedule()
         self.prior(self.s0_init), self.prior(self.s0_end)
 
@@ -69,7 +73,7 @@ def _unit_batches(n: int, batch_size: int, unit: str, generator: torch.Generator
     return [torch.randint(0, n, (batch_size,), generator=generator)]
 
 
-def _train_unit(model: nn.Module, opt: SGHMC, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
+def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
                 generator: torch.Generator, prior: MixtureGaussianPrior | None = None,
                 prior_weight: float = 0.0) -> None:
     n = len(y)
@@ -78,11 +82,16 @@ def _train_unit(model: nn.Module, opt: SGHMC, X: torch.Tensor, y: torch.Tensor, 
         # a stack of G independent networks (n_independent = G) sums its G per-group mean losses
         loss = ((model(X[idx]) - y[idx]) ** 2).mean() * getattr(model, "n_independent", 1) / (2 * settings.sigma2)
         loss.backward()
-        if prior is not None and prior_weight > 0:
+        if prior is None or prior_weight == 0:
+            opt.step()
+        elif settings.prior_step == "implicit":  # -grad log prior / n = kappa(b) b / n, taken at the new b
+            with torch.no_grad():
+                opt.step(stiffness={p: prior.curvature(p).mul_(prior_weight / n) for p in model.parameters()})
+        else:
             with torch.no_grad():
                 for p in model.parameters():
                     p.grad.sub_(prior.grad_log_density(p), alpha=prior_weight / n)
-        opt.step()
+            opt.step()
 
 
 def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings, seed: int) -> dict:
@@ -97,11 +106,12 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     schedule = settings.schedule()
     opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
                 generator=generator)
+    adam = torch.optim.Adam(model.parameters(), lr=settings.lr) if settings.initial_optimizer == "adam" else None
     for t in range(settings.epochs):
         annealing = schedule.phase(t) != "initial"
         opt.set_temperature(schedule.temperature(t) if annealing else 0.0)
-        _train_unit(model, opt, X, y, settings, generator, prior=settings.prior(schedule.s0(t)),
-                    prior_weight=schedule.prior_weight(t))
+        _train_unit(model, adam if adam is not None and not annealing else opt, X, y, settings, generator,
+                    prior=settings.prior(schedule.s0(t)), prior_weight=schedule.prior_weight(t))
     threshold = settings.prior(settings.s0_end).threshold()
     masks = {}
     with torch.no_grad():

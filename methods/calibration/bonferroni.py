@@ -1,0 +1,28 @@
+"""Split-conformal critical scores with a Bonferroni correction over H horizons (CF-RNN; SPEC §3.6)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from data_loaders.validation import check_alpha
+from methods.calibration.quantile import linear_quantile
+
+
+def bonferroni_level(n: int, alpha: float, horizon: int) -> float:
+    """min((n + 1)(1 - alpha / H) / n, 1): each horizon's quantile level, so that all H
+    intervals hold jointly with probability >= 1 - alpha (union bound over horizons,
+    finite-sample correction of split conformal)."""
+    if n < 1 or horizon < 1:
+        raise ValueError(f"need at least one calibration score and one horizon; got n={n}, H={horizon}.")
+    return min((n + 1) * (1 - check_alpha(alpha) / horizon) / n, 1.0)
+
+
+def bonferroni_critical_scores(scores: np.ndarray, alpha: float) -> np.ndarray:
+    """(H,) critical scores: per horizon, the linearly interpolated quantile of the (n, H)
+    calibration scores at :func:`bonferroni_level`."""
+    scores = np.asarray(scores, dtype=float)
+    if scores.ndim != 2:
+        raise ValueError(f"scores must be (n, H); got shape {scores.shape}.")
+    n, horizon = scores.shape
+    level = bonferroni_level(n, alpha, horizon)
+    return linear_quantile(np.sort(scores, axis=0), np.full(horizon, level))

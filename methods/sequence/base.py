@@ -1,0 +1,81 @@
+"""What every set method on the sequence network shares: parameters, scaling, seeding, training, prediction.
+
+Inputs are standardised per time position with the statistics of the sequences
+the network trains on (SPEC §1.2); targets stay in raw units unless
+``standardize_target`` (then the network fits standardised targets and its
+outputs are mapped back, an affine map per horizon). A subclass says what it
+trains on, with which loss and how many outputs per step, and how it turns the
+network into intervals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from data_loaders.problems import SetData
+from methods.base import IntervalMethod
+from methods.forecasters.scaling import Standardizer
+from methods.param_checks import positive, positive_int
+from methods.sequence.losses import mse_loss
+from methods.sequence.network import SequenceNet
+from methods.sequence.train import train_network
+
+
+class SequenceMethod(IntervalMethod):
+    """Shared skeleton of the set methods (CF-RNN, MQ-RNN, DP-RNN, PA-LSTM)."""
+
+    shape = "set"
+
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 20, epochs: int = 100,
+                 lr: float = 0.01, batch_size: int = 150, standardize_target: bool = False):
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.hidden, self.epochs, self.lr, self.batch_size = hidden, epochs, lr, batch_size
+        self.standardize_target = standardize_target
+
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        for key in ("hidden", "epochs", "batch_size"):
+            positive_int(key, getattr(self, key))
+        positive("lr", self.lr)
+
+    def _seed(self) -> int:
+        """The task's seed for torch (initial weights, minibatch order, dropout masks)."""
+        return int(np.random.SeedSequence([int(self.random_state)]).generate_state(1)[0])
+
+    def _scale(self, data: SetData) -> tuple[torch.Tensor, torch.Tensor]:
+        """Fit the scalers on ``data``; return its scaled inputs and (scaled) targets as float32 tensors."""
+        self.x_scaler_ = Standardizer().fit(data.x)
+        self.y_scaler_ = Standardizer(enabled=self.standardize_target).fit(data.y)
+        return self._inputs(data.x), torch.as_tensor(self.y_scaler_.transform(data.y), dtype=torch.float32)
+
+    def _inputs(self, x: np.ndarray) -> torch.Tensor:
+        return torch.as_tensor(self.x_scaler_.transform(np.asarray(x, dtype=float)), dtype=torch.float32)
+
+    def _new_network(self, data: SetData, outputs_per_step: int = 1, dropout: float = 0.0) -> SequenceNet:
+        torch.manual_seed(self._seed())
+        return SequenceNet(data.x.shape[2], self.hidden, data.horizon, outputs_per_step, dropout)
+
+    def _train(self, data: SetData, outputs_per_step: int = 1, dropout: float = 0.0, loss_fn=mse_loss) -> SequenceNet:
+        """A network trained on ``data`` (scalers fitted on it), in eval mode."""
+        x, y = self._scale(data)
+        net = self._new_network(data, outputs_per_step, dropout)
+        self.loss_history_ = train_network(net, x, y, loss_fn, epochs=self.epochs, lr=self.lr,
+                                           batch_size=self.batch_size, seed=self._seed())
+        return net.eval()
+
+    def _to_raw(self, out: np.ndarray) -> np.ndarray:
+        """Network outputs (m, H) or (m, H, k) in target units."""
+        mean, std = np.asarray(self.y_scaler_.mean_), np.asarray(self.y_scaler_.std_)
+        if out.ndim == 3:
+            mean, std = mean[..., None], std[..., None]
+        return out * std + mean
+
+    def _outputs(self, net: SequenceNet, x: np.ndarray) -> np.ndarray:
+        """The network's outputs for x, in target units (dropout as the network's mode says)."""
+        with torch.no_grad():
+            return self._to_raw(net(self._inputs(x)).double().numpy())
+
+    def diagnostics(self) -> dict:
+        history = getattr(self, "loss_history_", None)
+        return {"final_train_loss": float(history[-1])} if history else {}

@@ -1,0 +1,57 @@
+"""DP-RNN: Monte Carlo dropout (Gal & Ghahramani 2016; SPEC §3.8).
+
+Dropout p on the LSTM's last hidden state, MSE, trained on train + calibration;
+at prediction dropout stays on and ``n_passes`` stochastic passes give, per
+horizon, the mean and standard deviation (of the passes, ddof 0); the interval is
+mean +/- z_{alpha/2} std, with no Bonferroni correction. It ignores the noise in
+y, so it under-covers badly (a finding of the paper, not a defect).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from scipy.stats import norm
+
+from data_loaders.problems import SetData
+from methods.base import Interval, register
+from methods.param_checks import in_range, positive_int
+from methods.sequence.base import SequenceMethod
+
+
+@register
+class DPRNN(SequenceMethod):
+    """MC-dropout RNN: mean +/- z_{alpha/2} std over stochastic forward passes."""
+
+    name = "dprnn"
+
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, dropout: float = 0.5, n_passes: int = 100,
+                 **network_params):
+        super().__init__(alpha=alpha, random_state=random_state, **network_params)
+        self.dropout, self.n_passes = dropout, n_passes
+
+    def _check_param_values(self) -> None:
+        super()._check_param_values()
+        in_range("dropout", self.dropout, 0, 1, closed_low=True)
+        positive_int("n_passes", self.n_passes)
+
+    def fit(self, train: SetData, calibration: SetData | None = None) -> DPRNN:
+        self.check_params()
+        data = train if calibration is None else train.concat(calibration)
+        self.net_ = self._train(data, dropout=self.dropout)
+        return self
+
+    def mc_passes(self, x: np.ndarray) -> np.ndarray:
+        """(n_passes, m, H) outputs with dropout on, from a generator seeded by the task's seed."""
+        self.net_.train()
+        torch.manual_seed(self._seed() + 1)
+        try:
+            return np.stack([self._outputs(self.net_, x) for _ in range(self.n_passes)])
+        finally:
+            self.net_.eval()
+
+    def predict_interval(self, x: np.ndarray) -> Interval:
+        passes = self.mc_passes(x)
+        mean, std = passes.mean(axis=0), passes.std(axis=0)
+        half = norm.ppf(1 - self.alpha / 2) * std
+        return Interval(mean - half, mean + half, mean)
