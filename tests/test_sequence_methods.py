@@ -1,0 +1,134 @@
+"""Set methods on the sequence network: CF-RNN, MQ-RNN, DP-RNN, PA-LSTM (SPEC §3.1, §3.6-3.8)."""
+
+import numpy as np
+import pytest
+import torch
+from scipy.stats import norm
+
+from benchmarks.protocols import run_set
+from data_loaders.synthetic import seasonal_ar_oracle, seasonal_ar_sets
+from methods.calibration.bonferroni import bonferroni_critical_scores, bonferroni_level
+from methods.catalog import get_method
+from methods.pa.intervals import FlatModel
+from methods.sequence.losses import pinball_loss
+from methods.sequence.network import SequenceNet
+from methods.sequence.train import train_network
+from reports.metrics import default_cap, set_metrics
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+def test_bonferroni_level_and_critical_scores_by_hand():
+    scores = np.column_stack([np.arange(1.0, 40.0), np.arange(39.0, 0.0, -1.0) * 2])  # n = 39, H = 2
+    level = bonferroni_level(39, alpha=0.2, horizon=2)
+    assert level == pytest.approx(40 * 0.9 / 39)  # (n + 1)(1 - alpha / H) / n
+    # sorted scores 1..39: position (n - 1) level = 35.0769, between the 36th and 37th value
+    expected = 36 + (38 * 40 * 0.9 / 39 - 35)
+    np.testing.assert_allclose(bonferroni_critical_scores(scores, 0.2), [expected, 2 * expected])
+    np.testing.assert_allclose(bonferroni_critical_scores(scores, 0.2), np.quantile(scores, level, axis=0))
+    assert bonferroni_level(9, alpha=0.1, horizon=2) == 1.0  # capped: the largest score
+
+
+def test_pinball_loss_and_its_gradient():
+    torch.manual_seed(0)
+    y = torch.randn(7, 3, dtype=torch.float64)
+    pred = torch.randn(7, 3, 2, dtype=torch.float64, requires_grad=True)
+    levels = (0.05, 0.95)
+    loss = pinball_loss(pred, y, levels)
+    u = (y[..., None] - pred).detach().numpy()
+    q = np.array(levels)
+    expected = np.mean(np.where(u >= 0, q * u, (q - 1) * u), axis=(0, 1)).sum()
+    assert float(loss.detach()) == pytest.approx(expected, rel=1e-12)
+    loss.backward()
+    # subgradient of rho_q(y - p) in p: -(q - 1{y < p}), averaged over the 21 elements
+    analytic = -(q - (u < 0)) / 21
+    np.testing.assert_allclose(pred.grad.numpy(), analytic, rtol=1e-12)
+
+
+def test_training_is_deterministic_given_the_seed():
+    problem = seasonal_ar_sets(n_train=200, n_calibration=10, n_test=10, horizon=3, input_length=12, seed=1)
+    x = torch.as_tensor(problem.train.x, dtype=torch.float32)
+    y = torch.as_tensor(problem.train.y, dtype=torch.float32)
+
+    def trained(seed):
+        torch.manual_seed(seed)
+        net = SequenceNet(1, 8, 3)
+        train_network(net, x, y, lambda p, t: (p - t).square().mean(), epochs=3, lr=0.01, batch_size=50, seed=seed)
+        return torch.cat([p.detach().reshape(-1) for p in net.parameters()])
+
+    assert torch.equal(trained(4), trained(4))
+    assert not torch.equal(trained(4), trained(5))
+
+
+def test_step_by_step_twin_and_its_row_jacobians():
+    torch.manual_seed(0)
+    net = SequenceNet(2, 6, 4).double()
+    x = torch.randn(12, 15, 2, dtype=torch.float64)
+    x[3, 9:] = float("nan")  # a shorter sequence, padded at the end
+    twin = net.unrolled()
+    with torch.no_grad():
+        np.testing.assert_allclose(twin(x).numpy(), net(x).numpy(), atol=1e-12)
+        assert torch.equal(net(x[3:4, :9]), net(x[3:4]))  # padding is not read
+    masks = {name: torch.rand(p.shape) > 0.3 for name, p in net.named_parameters()}
+    flat = FlatModel(twin, masks)
+    J = flat.jacobian(flat.theta0, x)  # through row_jacobians
+    reference = torch.autograd.functional.jacobian(lambda th: flat.forward(th, x), flat.theta0)
+    np.testing.assert_allclose(J.numpy(), reference.numpy(), atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def seasonal():
+    """Exchangeable AR(1)-plus-season sequences whose Bonferroni oracle covers ~92% jointly."""
+    return seasonal_ar_sets(n_train=800, n_calibration=400, n_test=2400, horizon=4, input_length=20, seed=11)
+
+
+def joint_and_per_horizon(problem, method):
+    out = run_set(problem, method)
+    metrics = set_metrics(out.y, out.lower, out.upper, method.alpha, default_cap(*problem.train_target_range()))
+    return metrics["joint_coverage"], np.array(metrics["per_horizon_coverage"]), metrics["mean_length"]
+
+
+def test_cfrnn_covers_jointly(seasonal):
+    joint, per_h, length = joint_and_per_horizon(seasonal, get_method("cfrnn")(alpha=0.1, hidden=12, epochs=12))
+    assert joint >= 0.88  # split conformal + Bonferroni: >= 90% up to sampling error over 2,400 sequences
+    assert (per_h >= 1 - 0.1 / 4 - 0.02).all()
+    lo, hi = seasonal_ar_oracle(seasonal, 0.1, joint=True)
+    assert length >= 0.98 * np.mean(hi - lo)  # no method beats the oracle
+
+
+def test_mqrnn_and_dprnn_run_and_are_not_calibrated(seasonal):
+    joint_mq, per_h_mq, _ = joint_and_per_horizon(seasonal, get_method("mqrnn")(alpha=0.1, hidden=12, epochs=12))
+    assert 0.5 < per_h_mq.mean() < 0.97 and joint_mq < 0.88  # per-horizon quantiles, no joint correction
+    joint_dp, _, _ = joint_and_per_horizon(seasonal, get_method("dprnn")(alpha=0.1, hidden=12, epochs=12))
+    assert joint_dp < 0.5  # model uncertainty only: far below nominal, as the paper finds
+
+
+def test_dprnn_interval_is_mean_plus_minus_z_std_of_its_passes(seasonal):
+    method = get_method("dprnn")(alpha=0.2, hidden=8, epochs=2, n_passes=30).fit(seasonal.train,
+                                                                                    seasonal.calibration)
+    x = seasonal.test.x[:50]
+    passes = method.mc_passes(x)
+    assert passes.shape == (30, 50, 4) and passes.std(axis=0).min() > 0  # dropout is on
+    iv = method.predict_interval(x)
+    half = norm.ppf(0.9) * passes.std(axis=0)
+    np.testing.assert_allclose(iv.point, passes.mean(axis=0), rtol=1e-12)
+    np.testing.assert_allclose(iv.upper - iv.point, half, rtol=1e-10)
+    np.testing.assert_allclose(iv.point - iv.lower, half, rtol=1e-10)
+
+
+def test_pa_lstm_bonferroni_level_and_coverage(seasonal):
+    method = get_method("pa_lstm")(alpha=0.1, hidden=10, epochs=30, T1=15, T2=17, T3=25, lr=0.01, s1=0.1,
+                                   s0_init=1e-5, s0_end=1e-6, refine_epochs=5)
+    joint, per_h, _ = joint_and_per_horizon(seasonal, method)
+    assert method.intervals_.critical_value(0.1) == pytest.approx(norm.ppf(1 - 0.1 / (2 * 4)))
+    # each horizon's interval aims at 1 - alpha/H = 97.5%, which makes the joint coverage >= 90%
+    assert (np.abs(per_h - (1 - 0.1 / 4)) <= 0.02).all()
+    assert joint >= 0.88
+    diag = method.diagnostics()
+    assert diag["kept_weights"] < diag["total_weights"]
