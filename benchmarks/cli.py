@@ -30,6 +30,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
     report = run_tasks(tasks, args.results_dir, n_jobs=args.jobs, data_dir=args.data_dir,
                        threads=args.threads, progress=not args.no_progress)
+    for line in report.skipped_datasets:
+        print(line)
     print(f"ran {len(report.executed)}, skipped {report.skipped} already finished; summary: {report.summary_path}")
     for record in report.failed:
         first_line = (record["error"].strip() or "no message").splitlines()[0]
@@ -54,7 +56,7 @@ def _current_records(results_dir: str) -> tuple[list[dict], list[str]]:
 
 def _report(args: argparse.Namespace) -> int:
     from benchmarks.provenance import code_version
-    from reports.paper_tables import fesp_tables, order_selection_table
+    from reports.paper_tables import SET_TABLES, fesp_tables, order_selection_table, sets_table
     from reports.summary import failures, markdown_table, summary_frame, write_summary
 
     records, left_out = _current_records(args.results_dir)
@@ -64,7 +66,8 @@ def _report(args: argparse.Namespace) -> int:
               f"{args.results_dir}` first.", file=sys.stderr)
         return 1
     frame = summary_frame(records)
-    sections = [markdown_table(frame), fesp_tables(frame), order_selection_table(frame)]
+    sections = [markdown_table(frame), fesp_tables(frame), order_selection_table(frame),
+                *(sets_table(frame, suite) for suite in SET_TABLES)]
     failed = failures(frame)
     if failed:
         sections.append(f"### Failed tasks ({len(failed)})\n\n" + "".join(f"- {line}\n" for line in failed))

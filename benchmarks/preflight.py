@@ -18,6 +18,7 @@ from benchmarks.protocols import series_schedule
 from benchmarks.provenance import code_version, plugin_source
 from benchmarks.suite import Task
 from data_loaders.fingerprint import problem_fingerprint, source_files
+from data_loaders.paths import DataNotFoundError
 from data_loaders.problems import Problem, SeriesProblem
 from data_loaders.registry import load_dataset
 from methods.base import IntervalMethod
@@ -99,14 +100,24 @@ def _check_task(task: Task, problem) -> None:
         method.check_window(schedule.window, problem.n_groups)
 
 
-def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> list[Task]:
+class Prepared(NamedTuple):
+    """The runnable tasks, bound; and one line per optional dataset left out (its file is absent)."""
+
+    tasks: list[Task]
+    skipped: list[str]
+
+
+def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     """The tasks bound to their data fingerprints and the code version; SetupError lists every problem.
 
     Each distinct dataset is loaded once (tasks are visited grouped by dataset);
-    the order of the tasks is kept.
+    the order of the tasks is kept. A dataset marked ``optional`` in its suite
+    whose file is not there (MIMIC-III, which users bring) is left out with a
+    line in ``skipped``, not an error; any other problem of it is an error.
     """
     _cached_problem.cache_clear()  # files may have changed since this process last loaded them
     problems: dict[str, None] = {}  # ordered and unique
+    skipped: dict[str, None] = {}
     bound: dict[int, Task] = {}
     code = code_version()
     by_dataset: dict[tuple, list[int]] = {}
@@ -117,6 +128,12 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> list[Task]:
         label = tasks[indices[0]].config["dataset"]["label"]
         try:
             problem, fingerprint, _ = load_task_data(tasks[indices[0]], data_dir)
+        except DataNotFoundError as exc:
+            if tasks[indices[0]].config["dataset"].get("optional"):
+                skipped[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
+            else:
+                problems[f"dataset {label!r}: {_message(exc)}"] = None
+            continue
         except Exception as exc:
             problems[f"dataset {label!r}: {_message(exc)}"] = None
             continue
@@ -135,4 +152,4 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> list[Task]:
             bound[i] = task.bound(**identity)
     if problems:
         raise SetupError(list(problems))
-    return [bound[i] for i in range(len(tasks))]
+    return Prepared([bound[i] for i in range(len(tasks)) if i in bound], list(skipped))

@@ -12,7 +12,7 @@ import os
 import time
 import traceback
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -136,6 +136,7 @@ class RunReport:
     executed: list[dict]
     skipped: int
     summary_path: Path
+    skipped_datasets: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[dict]:
@@ -182,7 +183,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
     check_results_dir(results_dir)
-    tasks = prepare_tasks(tasks, data_dir)
+    tasks, skipped_datasets = prepare_tasks(tasks, data_dir)
     store = ResultsStore(results_dir)
     with store.lock():
         todo = [t for t in tasks if not store.is_done(t.task_id)]
@@ -199,4 +200,5 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                 _drain(phase2, n_jobs, bar, executed)
         current, _ = select_current(store.records(), code_version())
         summary = write_summary(current, results_dir)
-    return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary)
+    return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary,
+                     skipped_datasets=skipped_datasets)

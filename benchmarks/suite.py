@@ -25,7 +25,9 @@ A suite file::
     [quick]                           # suite-level overrides for --quick
     seeds = [0]
 
-An entry's ``quick`` table may set ``skip = true`` to leave it out of --quick.
+An entry's ``quick`` table may set ``skip = true`` to leave it out of --quick. A
+dataset entry with ``optional = true`` is skipped, with one line, when its data
+file is not there (a dataset users bring themselves, such as MIMIC-III).
 
 Tasks = datasets x methods x grid points x seeds, each a plain JSON-able config.
 """
@@ -143,7 +145,7 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
 _SUITE_KEYS = {"name": str, "description": str, "alpha": (int, float), "seeds": list, "protocol": dict,
                "quick": dict, "datasets": list, "methods": list}
 _ENTRY_KEYS = {
-    "datasets": {"name": str, "label": str, "params": dict, "protocol": dict, "quick": dict},
+    "datasets": {"name": str, "label": str, "params": dict, "protocol": dict, "quick": dict, "optional": bool},
     "methods": {"name": str, "setting": str, "params": dict, "grid": dict, "protocol": dict, "datasets": list,
                 "quick": dict},
 }
@@ -247,6 +249,8 @@ def build_tasks(
         if entry.shape == "set":
             protocol = {"kind": "set"}
         dataset = {"name": d["name"], "params": d.get("params", {}), "label": d.get("label", d["name"])}
+        if d.get("optional"):  # a missing file skips it (benchmarks/preflight.py)
+            dataset["optional"] = True
         for m in method_entries:
             method_cls = get_method(m["name"])
             if method_cls.shape != entry.shape:

@@ -139,3 +139,48 @@ def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str
         return ""
     return ("### Order selection: measured vs paper PA-RNN (oracle MSPE = 1.0, oracle 90% length 3.29)\n\n"
             + _markdown(rows))
+
+
+#: Set methods in the paper's row order, with the names the paper gives them.
+SET_METHODS = {"pa_lstm": "PA-RNN", "cfrnn": "CF-RNN", "mqrnn": "MQ-RNN", "dprnn": "DP-RNN"}
+#: Which paper table a sets suite reproduces.
+SET_TABLES = {"sets": "set_of_ts_results", "sets_eeg100": "additional_eeg_results"}
+
+
+def sets_table(summary: pd.DataFrame, suite: str = "sets") -> str:
+    """The sets-of-sequences comparison (paper Tables 'set_of_ts_results' / 'additional_eeg_results').
+
+    Per method and dataset, over its seeds: joint coverage and interval length (averaged
+    over horizons) as mean (standard deviation across seeds), the paper's beside them.
+    """
+    ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok")
+                 & summary["method"].isin(list(SET_METHODS))]
+    if ok.empty:
+        return ""
+    ref = reference_results()
+    ref = ref[ref["table"] == SET_TABLES.get(suite, "set_of_ts_results")]
+    datasets = sorted(ok["dataset"].unique())
+    rows = []
+    for method, paper_name in SET_METHODS.items():
+        mine = ok[ok["method"] == method]
+        if mine.empty:
+            continue
+        row = {"method": f"{paper_name} ({method})"}
+        for dataset in datasets:
+            part = mine[mine["dataset"] == dataset]
+            paper = ref[(ref["method"] == paper_name) & (ref["dataset"] == dataset)].set_index("metric")
+            cov, length = 100 * part["joint_coverage"], part["mean_length"]
+            spread = len(part) > 1
+            row[f"{dataset} coverage %"] = _fmt(cov.mean(), cov.std() if spread else None, digits=1) if len(part) else "-"
+            row[f"{dataset} paper cov."] = (
+                _fmt(paper.at["joint_coverage", "value"], paper.at["joint_coverage", "std"], digits=1)
+                if "joint_coverage" in paper.index else "-")
+            row[f"{dataset} length"] = _fmt(length.mean(), length.std() if spread else None) if len(part) else "-"
+            row[f"{dataset} paper length"] = (
+                _fmt(paper.at["mean_length", "value"], paper.at["mean_length", "std"])
+                if "mean_length" in paper.index else "-")
+            row[f"{dataset} seeds"] = len(part)
+        rows.append(row)
+    title = {"sets": "Sets of sequences", "sets_eeg100": "EEG, larger model (LSTM-100)"}.get(suite, suite)
+    return (f"### {title}: joint coverage and mean length (std across seeds) vs paper "
+            f"(Table '{SET_TABLES.get(suite, 'set_of_ts_results')}')\n\n" + _markdown(rows))

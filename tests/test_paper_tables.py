@@ -68,3 +68,33 @@ def test_order_table_scores_against_the_true_lags_within_the_window():
     assert rows[("nlar window=1", "pa_rnn s")][3] == "0.000" and rows[("nlar window=1", "pa_rnn s")][5] == "0.000"
     assert rows[("nlar window=15", "pa_rnn s")][3] == "0.125" and rows[("nlar window=15", "pa_rnn s")][5] == "0.125"
     assert rows[("nlar window=1", "autoreg s")][5] == "0.750"
+
+
+def set_row(method, dataset, seed, joint, length, suite="sets"):
+    return {"suite": suite, "dataset": dataset, "method": method, "setting": "LSTM-20", "seed": seed,
+            "status": "ok", "joint_coverage": joint, "mean_length": length}
+
+
+def test_sets_table_gives_seed_mean_and_spread_beside_the_paper():
+    from reports.paper_tables import sets_table
+
+    summary = pd.DataFrame([
+        set_row("cfrnn", "covid", 0, 0.90, 700.0), set_row("cfrnn", "covid", 1, 0.92, 500.0),
+        set_row("pa_lstm", "covid", 0, 0.95, 400.0),
+        set_row("dprnn", "eeg", 0, 0.03, 7.0), set_row("dprnn", "eeg", 1, 0.05, 9.0),
+        set_row("cfrnn", "eeg", 0, 0.97, 60.0, suite="sets_eeg100"),
+    ])
+    text = sets_table(summary)
+    header = next(line for line in text.splitlines() if line.startswith("| method"))
+    cells = {line.split(" | ")[0].strip("| "): [c.strip() for c in line.strip("|").split("|")]
+             for line in text.splitlines() if line.startswith("| ") and line != header}
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    cf = dict(zip(columns, cells["CF-RNN (cfrnn)"]))
+    # two seeds: mean (sample std) of joint coverage in percent and of the mean length
+    assert cf["covid coverage %"] == "91.0 (1.4)" and cf["covid length"] == "600.00 (141.42)"
+    assert cf["covid paper cov."] == "89.7 (2.4)" and cf["covid paper length"] == "733.95 (582.52)"
+    assert cf["eeg coverage %"] == "-" and cf["eeg paper cov."] == "96.5 (0.4)"
+    assert dict(zip(columns, cells["PA-RNN (pa_lstm)"]))["covid coverage %"] == "95.0"  # one seed: no spread
+    assert list(cells)[0] == "PA-RNN (pa_lstm)" and "MQ-RNN (mqrnn)" not in cells  # paper order, ran only
+    larger = sets_table(summary, "sets_eeg100")
+    assert "additional_eeg_results" in larger and "| 97.0 | 90.8 (1.8) | 60.00 | 43.40 (6.79) | 1 |" in larger

@@ -43,7 +43,7 @@ def suite(tmp_path):
 
 def prepared(suite, **selection):
     """The suite's tasks, bound to their data and code (as run_tasks binds them)."""
-    return prepare_tasks(build_tasks(suite, **selection))
+    return prepare_tasks(build_tasks(suite, **selection)).tasks
 
 
 def stable_part(results_dir):
@@ -221,3 +221,37 @@ def test_a_method_entry_naming_unknown_datasets_is_an_error(tmp_path, datasets, 
         """))
     with pytest.raises(ValueError, match=message):
         load_suite(str(path))
+
+
+def test_set_methods_run_through_the_harness_and_an_absent_optional_dataset_is_skipped(tmp_path, capsys):
+    from benchmarks.cli import main
+
+    path = tmp_path / "sets.toml"
+    path.write_text(textwrap.dedent("""
+        name = "tiny_sets"
+        [[datasets]]
+        name = "seasonal_sets"
+        params = { n_train = 120, n_calibration = 60, n_test = 50, horizon = 3, input_length = 12 }
+        [[datasets]]
+        name = "mimic"
+        optional = true
+        [[methods]]
+        name = "cfrnn"
+        params = { hidden = 4, epochs = 2 }
+        [[methods]]
+        name = "dprnn"
+        params = { hidden = 4, epochs = 2, n_passes = 5 }
+        """))
+    argv = ["run", "--suite", str(path), "--data-dir", str(tmp_path / "data"), "--no-progress"]
+    assert main(argv + ["--results-dir", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "skipped dataset 'mimic' (optional): mimic data file not found" in out
+    summary = pd.read_csv(tmp_path / "r" / "summary.csv")
+    assert sorted(summary["method"]) == ["cfrnn", "dprnn"] and (summary["dataset"] == "seasonal_sets").all()
+    assert summary["joint_coverage"].between(0, 1).all() and (summary["n_test"] == 50).all()
+
+    broken = tmp_path / "data" / "mimic3_format_only" / "mimic_wbc.csv"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("patient,visit,wbc\n1,1,3.0\n")  # there, but not in the documented columns
+    assert main(argv + ["--results-dir", str(tmp_path / "r2")]) == 2
+    assert "dataset 'mimic'" in capsys.readouterr().err and not (tmp_path / "r2").exists()
