@@ -34,7 +34,7 @@ def test_table_entries() -> None:
     assert DATASET_FILES["eeg"].relpath == Path(
         "eeg_uci_smni_cmi/eeg_smni_cmi_16subj_kaggle_subset.npz"
     )
-    assert DATASET_FILES["mimic"].relpath == Path("mimic3_format_only/mimic.p")
+    assert DATASET_FILES["mimic"].relpath == Path("mimic3_format_only/mimic_wbc.csv")
     for key, df in DATASET_FILES.items():
         assert df.dataset_key == key
         assert df.instructions

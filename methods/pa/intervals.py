@@ -267,10 +267,13 @@ class AsymptoticNormalIntervals:
         X = _as_double(X)
         with torch.no_grad():
             point = self.flat.forward(self.theta, X)
-        G = self.flat.jacobian(self.theta, X, chunk_size=self.chunk_size, vmap_chunk=self.vmap_chunk)
-        if G.shape[1] != self.n_outputs:
-            raise ValueError(f"model returns {G.shape[1]} outputs, fitted with {self.n_outputs}")
-        varsigma2 = torch.einsum("mhr,rs,mhs->mh", G, self.a_inv, G)
+        parts = []
+        for sl in _chunks(X.shape[0], self.chunk_size):  # G (m, H, R) one chunk at a time: bounded memory
+            G = self.flat.jacobian(self.theta, X[sl], chunk_size=None, vmap_chunk=self.vmap_chunk)
+            if G.shape[1] != self.n_outputs:
+                raise ValueError(f"model returns {G.shape[1]} outputs, fitted with {self.n_outputs}")
+            parts.append(((G @ self.a_inv) * G).sum(-1))
+        varsigma2 = torch.cat(parts)
         var_mu = varsigma2.clamp_min(0.0) / self.n_train
         var_total = var_mu + torch.as_tensor(self.sigma2_hat)[None, :]
         return point.numpy(), var_mu.numpy(), var_total.numpy()

@@ -12,9 +12,10 @@ weights, which neither the fused kernel nor ``torch.func.vmap`` over a step-by-s
 LSTM delivers fast (vmap: 45 s for 64 COVID sequences). :meth:`SequenceNet.unrolled`
 gives the same function written step by step, with the same parameter names
 (equal to float64 rounding; tested), and its :meth:`SequenceNet.row_jacobians`
-gets them with per-row copies of the LSTM's weights: one backward pass per hidden
-unit gives every row's gradient of that unit at once (10x faster), and the head,
-being linear, needs no pass at all.
+gets them from one backward pass per hidden unit: the pass gives every row's
+gradient with respect to each step's gate pre-activations, and a weight's per-row
+gradient is a sum over steps of outer products of those with the step's input or
+previous state. The head, being linear, needs no pass at all.
 """
 
 from __future__ import annotations
@@ -42,21 +43,23 @@ class UnrolledLSTM(nn.Module):
         for name in ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0"):
             setattr(self, name, nn.Parameter(getattr(lstm, name).detach().clone()))
 
-    def forward(self, x: torch.Tensor, weights: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, weights: dict[str, torch.Tensor] | None = None,
+                trace: list | None = None) -> torch.Tensor:
         """x (m, T, d) -> the last hidden state (m, hidden).
 
-        ``weights`` (optional) replaces the parameters, by name, with per-row copies
-        (m, *shape): row i then runs on its own copy (for per-row gradients).
+        ``weights`` (optional) replaces the parameters by name; ``trace`` (optional list)
+        receives (gate pre-activations (m, 4 hidden), previous state (m, hidden)) per step.
         """
         w = weights or dict(self.named_parameters())
         observed = ~torch.isnan(x).all(-1)
         x = torch.nan_to_num(x)
-        w_ih, w_hh = w["weight_ih_l0"], w["weight_hh_l0"]  # (4 hidden, d) / (4 hidden, hidden), or per row
-        b = w["bias_ih_l0"] + w["bias_hh_l0"]
+        drive = x @ w["weight_ih_l0"].T + (w["bias_ih_l0"] + w["bias_hh_l0"])  # (m, T, 4 hidden)
         h = x.new_zeros(x.shape[0], self.hidden_size)
         c = x.new_zeros(x.shape[0], self.hidden_size)
         for t in range(x.shape[1]):
-            gates = (w_ih @ x[:, t, :, None] + w_hh @ h[:, :, None]).squeeze(-1) + b
+            gates = drive[:, t] + h @ w["weight_hh_l0"].T
+            if trace is not None:
+                trace.append((gates, h))
             i, f, g, o = gates.chunk(4, dim=-1)
             c_next = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
             h_next = torch.sigmoid(o) * torch.tanh(c_next)
@@ -102,26 +105,33 @@ class SequenceNet(nn.Module):
         at ``params`` (a full set by name), O = H x k outputs; dropout off. Needs :meth:`unrolled`.
 
         out = W e + b with e = the LSTM's last state: d out / d W[o', j] = 1{o = o'} e_j,
-        d out / d b = identity, and d out / d lstm = W (d e / d lstm), where d e_j / d lstm
-        comes from one backward pass of sum_i e_ij through per-row copies of the weights.
+        d out / d b = identity, and d out / d lstm = W (d e / d lstm). With a_t the gate
+        pre-activations, d e_j / d W_ih = sum_t (d e_j / d a_t) x_t', d e_j / d W_hh =
+        sum_t (d e_j / d a_t) h_{t-1}', d e_j / d b = sum_t d e_j / d a_t; one backward
+        pass of sum_i e_ij gives d e_ij / d a_t for every row i at once (rows are independent).
         """
         if not isinstance(self.lstm, UnrolledLSTM):
             raise TypeError("row_jacobians needs the step-by-step twin: call SequenceNet.unrolled() first.")
         m = x.shape[0]
-        lstm_names = [name for name, _ in self.lstm.named_parameters()]
-        copies = {k: params[f"lstm.{k}"].detach().expand(m, *params[f"lstm.{k}"].shape).clone().requires_grad_()
-                  for k in lstm_names}
+        weights = {k: params[f"lstm.{k}"].detach().clone().requires_grad_() for k, _ in self.lstm.named_parameters()}
+        trace: list = []
+        hidden = self.lstm.hidden_size
         with torch.enable_grad():
-            e = self.lstm(x, copies)  # (m, hidden)
-            grads = [torch.autograd.grad(e[:, j].sum(), list(copies.values()), retain_graph=j + 1 < e.shape[1])
-                     for j in range(e.shape[1])]
+            e = self.lstm(x, weights, trace)  # (m, hidden)
+            units = torch.eye(hidden, dtype=e.dtype)[:, None, :].expand(hidden, m, hidden)  # one cotangent per unit j
+            deltas = torch.autograd.grad(e, [a for a, _ in trace], grad_outputs=units, is_grads_batched=True)
+        D = torch.stack(deltas, dim=-1).permute(1, 0, 2, 3).reshape(m, -1, len(deltas))  # (m, j x 4 hidden, T)
+        inputs = torch.nan_to_num(x)  # (m, T, d)
+        previous = torch.stack([h.detach() for _, h in trace], dim=1)  # (m, T, hidden)
+        per_unit = {"weight_ih_l0": D @ inputs, "weight_hh_l0": D @ previous}  # (m, j x 4 hidden, d / hidden)
+        per_unit["bias_ih_l0"] = per_unit["bias_hh_l0"] = D.sum(-1)
         e = e.detach()
         W = params["head.weight"].detach()  # (O, hidden)
         O = W.shape[0]
         out = {}
-        for idx, k in enumerate(lstm_names):
-            per_unit = torch.stack([g[idx] for g in grads], dim=1)  # (m, hidden, *shape)
-            out[f"lstm.{k}"] = torch.einsum("oj,mj...->mo...", W, per_unit)
+        for k, v in per_unit.items():  # d out / d lstm = W (d e / d lstm): contract the unit axis j
+            shape = params[f"lstm.{k}"].shape
+            out[f"lstm.{k}"] = (W @ v.reshape(m, hidden, -1)).reshape(m, O, *shape)
         eye = torch.eye(O, dtype=x.dtype)
         out["head.weight"] = eye[None, :, :, None] * e[:, None, None, :]  # (m, O, O, hidden)
         out["head.bias"] = eye.expand(m, O, O)
