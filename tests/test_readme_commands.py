@@ -19,9 +19,11 @@ SLOW = {
     "pibench run --suite fesp_pa_tuning",
     "pibench run --suite ar_order --quick -j 2",
     "pibench run --suite ar_order -j 2",
+    "pibench run --suite sets -j 2",
+    "pibench run --suite sets_eeg100 -j 2",
 }
-#: Commands that read the shared fesp file (run only when it is there; `data fetch` then only verifies it).
-NEEDS_FESP = ("pibench data fetch fesp", "--suite fesp")
+#: Commands that read the shared data files (run only when they are there; `data fetch` then only verifies).
+NEEDS_DATA = ("pibench data fetch fesp", "--suite fesp", "--suite sets")
 
 
 def readme_commands() -> list[str]:
@@ -54,7 +56,7 @@ def test_fast_readme_commands_exit_0(tmp_path, shared_data_dir_or_none):
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     ran = []
     for cmd in readme_commands():
-        if cmd in SLOW or (shared_data_dir_or_none is None and any(k in cmd for k in NEEDS_FESP)):
+        if cmd in SLOW or (shared_data_dir_or_none is None and any(k in cmd for k in NEEDS_DATA)):
             continue
         tic = time.perf_counter()
         done = subprocess.run(cmd, shell=True, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
