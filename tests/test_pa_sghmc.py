@@ -137,3 +137,30 @@ def test_validation():
         opt.set_masks([torch.ones(3)])
     with pytest.raises(ValueError, match="masks for"):
         opt.set_masks([])
+
+
+def _quadratic_path(k: float, lr: float, steps: int, implicit: bool) -> list[float]:
+    """SGHMC at temperature 0 on U(b) = k b^2 / 2 from b = 1, the k b term explicit or implicit."""
+    b = torch.nn.Parameter(torch.tensor([1.0], dtype=torch.float64))
+    opt = SGHMC([b], lr=lr, momentum=M, temperature=0.0, n=N)
+    path = []
+    for _ in range(steps):
+        opt.zero_grad()
+        b.grad = torch.zeros_like(b) if implicit else k * b.detach().clone()
+        opt.step(stiffness={b: torch.full_like(b, k)} if implicit else None)
+        path.append(float(b))
+    return path
+
+
+def test_implicit_stiffness_by_hand_first_order_and_stable():
+    # first step: buf = (0 + k b) / (1 + lr k), b = 1 - lr buf
+    k, lr = 3.0, 0.1
+    assert _quadratic_path(k, lr, 1, implicit=True)[0] == pytest.approx(1 - lr * k / (1 + lr * k), rel=1e-15)
+    # lr k small: the implicit and the explicit step agree to first order in lr k
+    implicit, explicit = _quadratic_path(1e-3, LR, 50, True), _quadratic_path(1e-3, LR, 50, False)
+    moved = 1 - explicit[-1]
+    assert moved > 1e-3 and max(abs(a - b) for a, b in zip(implicit, explicit)) < 1e-3 * moved
+    # lr k = 67 (PA-LSTM on EEG) is far past momentum SGD's bound 2 (1 + m) = 3.8: explicit blows up,
+    # implicit goes to the minimum
+    assert abs(_quadratic_path(6700.0, LR, 20, implicit=False)[-1]) > 1e6
+    assert abs(_quadratic_path(6700.0, LR, 20, implicit=True)[-1]) < 1e-3
