@@ -17,13 +17,13 @@ def reference_results() -> pd.DataFrame:
         return pd.read_csv(fh)
 
 
-def best_aci_setting(aci: pd.DataFrame, alpha: float = 0.1) -> str | None:
-    """The gamma whose intervals are shortest among those covering at least 1 - alpha
-    (else the one with the highest coverage): our reading of the paper's 'best'."""
-    if aci.empty:
+def best_setting(settings: pd.DataFrame, alpha: float = 0.1) -> str | None:
+    """The setting whose intervals are shortest among those covering at least 1 - alpha
+    (else the one with the highest coverage): our reading of the paper's 'best' gamma."""
+    if settings.empty:
         return None
-    valid = aci[aci["coverage"] >= 1 - alpha]
-    pick = valid.loc[valid["mean_length"].idxmin()] if len(valid) else aci.loc[aci["coverage"].idxmax()]
+    valid = settings[settings["coverage"] >= 1 - alpha]
+    pick = valid.loc[valid["mean_length"].idxmin()] if len(valid) else settings.loc[settings["coverage"].idxmax()]
     return str(pick["setting"])
 
 
@@ -42,16 +42,23 @@ def _markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
-    """The fesp comparison (paper Table 'fesp_results') and the ACI gamma sweep, as markdown."""
+def _alpha(summary: pd.DataFrame) -> float:
+    return float(summary["alpha"].dropna().iloc[0]) if "alpha" in summary and summary["alpha"].notna().any() else 0.1
+
+
+def fesp_comparison(summary: pd.DataFrame, suite: str = "fesp") -> pd.DataFrame:
+    """The rows of the paper's fesp table that ran (seed means), with the paper's values beside.
+
+    Columns: label, method, setting, our coverage and length statistics, and paper_coverage (%),
+    paper_mean, paper_mean_std, paper_median, paper_median_iqr (NaN where the paper has none).
+    """
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok") & (summary["dataset"] == "fesp")]
     if ok.empty:
-        return ""
+        return pd.DataFrame()
     ok = ok.groupby(["method", "setting"], as_index=False).mean(numeric_only=True)
     ref = reference_results()
     ref = ref[ref["table"] == "fesp_results"]
-    aci = ok[ok["method"] == "aci"]
-    best = best_aci_setting(aci, float(summary["alpha"].dropna().iloc[0]) if "alpha" in summary else 0.1)
+    best = best_setting(ok[ok["method"] == "aci"], _alpha(summary))
     rows_spec = [
         ("PA offline", "pa", None, "PA", "offline"),
         ("AgACI online", "agaci", None, "AgACI", "online"),
@@ -66,34 +73,54 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
         mine = ok[ok["method"] == method]
         if setting is not None:
             mine = mine[mine["setting"] == setting]
-        if mine.empty:
-            continue
         paper = ref[(ref["method"] == ref_method) & (ref["setting"] == ref_setting)].set_index("metric")
 
-        def p(metric, with_spread=True):
-            if metric not in paper.index:
-                return "-"
-            return _fmt(paper.at[metric, "value"], paper.at[metric, "std"] if with_spread else None)
+        def p(metric, column="value"):
+            return float(paper.at[metric, column]) if metric in paper.index else np.nan
 
         for m in mine.itertuples():  # one row per setting (e.g. PA with the paper's and tuned settings)
             rows.append({
-                "method": label if len(mine) == 1 or setting else f"{label} [{m.setting}]",
-                "coverage %": _fmt(100 * m.coverage), "paper coverage %": p("coverage", False),
-                "mean length (std)": _fmt(m.mean_length, m.std_length), "paper mean (std)": p("mean_length"),
-                "median length (IQR)": _fmt(m.median_length, m.iqr_length),
-                "paper median (IQR)": p("median_length"),
-                "#inf": int(m.n_infinite), "n": int(m.n_test),
+                "label": label if len(mine) == 1 or setting else f"{label} [{m.setting}]",
+                "method": method, "setting": m.setting, "coverage": m.coverage, "mean_length": m.mean_length,
+                "std_length": m.std_length, "median_length": m.median_length, "iqr_length": m.iqr_length,
+                "n_infinite": m.n_infinite, "n_test": m.n_test, "paper_coverage": p("coverage"),
+                "paper_mean": p("mean_length"), "paper_mean_std": p("mean_length", "std"),
+                "paper_median": p("median_length"), "paper_median_iqr": p("median_length", "std"),
             })
+    return pd.DataFrame(rows)
+
+
+def aci_sweep(summary: pd.DataFrame, suite: str = "fesp", dataset: str = "fesp") -> pd.DataFrame:
+    """ACI's rows of one dataset with a numeric ``gamma`` column, sorted by gamma (seed means)."""
+    ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok") & (summary["dataset"] == dataset)
+                 & (summary["method"] == "aci")]
+    if ok.empty:
+        return pd.DataFrame()
+    aci = ok.groupby("setting", as_index=False).mean(numeric_only=True)
+    gammas = pd.to_numeric(aci["setting"].str.extract(r"^gamma=([0-9.eE+-]+)$")[0], errors="coerce")
+    return aci.assign(gamma=gammas).dropna(subset=["gamma"]).sort_values("gamma").reset_index(drop=True)
+
+
+def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
+    """The fesp comparison (paper Table 'fesp_results') and the ACI gamma sweep, as markdown."""
+    table = fesp_comparison(summary, suite)
+    if table.empty and summary[(summary["suite"] == suite) & (summary["dataset"] == "fesp")].empty:
+        return ""
+    rows = [{
+        "method": r.label, "coverage %": _fmt(100 * r.coverage), "paper coverage %": _fmt(r.paper_coverage),
+        "mean length (std)": _fmt(r.mean_length, r.std_length), "paper mean (std)": _fmt(r.paper_mean, r.paper_mean_std),
+        "median length (IQR)": _fmt(r.median_length, r.iqr_length),
+        "paper median (IQR)": _fmt(r.paper_median, r.paper_median_iqr), "#inf": int(r.n_infinite), "n": int(r.n_test),
+    } for r in table.itertuples()]
     out = "### fesp: measured vs paper (mean length uses capped bounds; #inf counts infinite intervals)\n\n"
     out += _markdown(rows) if rows else "_no fesp method in the paper's table has finished_\n"
-    gammas = pd.to_numeric(aci["setting"].str.extract(r"^gamma=([0-9.eE+-]+)$")[0], errors="coerce")
-    aci = aci.assign(gamma=gammas).dropna(subset=["gamma"]).sort_values("gamma")
-    if len(aci) > 1:
-        sweep = [{"gamma": f"{r.gamma:g}", "coverage %": _fmt(100 * r.coverage),
+    sweep = aci_sweep(summary, suite)
+    if len(sweep) > 1:
+        lines = [{"gamma": f"{r.gamma:g}", "coverage %": _fmt(100 * r.coverage),
                   "mean length (std)": _fmt(r.mean_length, r.std_length),
                   "median length (IQR)": _fmt(r.median_length, r.iqr_length), "#inf": int(r.n_infinite)}
-                 for r in aci.itertuples()]
-        out += "\n### fesp: ACI gamma sweep\n\n" + _markdown(sweep)
+                 for r in sweep.itertuples()]
+        out += "\n### fesp: ACI gamma sweep\n\n" + _markdown(lines)
     return out
 
 

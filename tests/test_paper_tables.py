@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from reports.paper_tables import best_aci_setting, fesp_tables, reference_results
+from reports.paper_tables import best_setting, fesp_tables, reference_results
 
 
 def row(method, setting, coverage, mean_length, n_infinite=0):
@@ -20,8 +20,8 @@ def test_reference_values_are_the_papers():
 def test_best_gamma_is_the_shortest_that_covers():
     aci = pd.DataFrame([row("aci", "gamma=0", 0.93, 24.0), row("aci", "gamma=0.01", 0.905, 22.0),
                         row("aci", "gamma=0.05", 0.899, 20.0)])
-    assert best_aci_setting(aci) == "gamma=0.01"
-    assert best_aci_setting(aci[aci.coverage < 0.9]) == "gamma=0.05"  # none covers: the highest coverage
+    assert best_setting(aci) == "gamma=0.01"
+    assert best_setting(aci[aci.coverage < 0.9]) == "gamma=0.05"  # none covers: the highest coverage
 
 
 def test_fesp_table_puts_paper_values_beside_ours():
