@@ -82,7 +82,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         "method": c["method"]["name"], "setting": c["setting"], "seed": c["seed"], "alpha": c["alpha"],
         "config": c, "identity": task.identity, "data_fingerprint": task.identity["data"],
         "data_seed": task.data_seed, "method_seed": task.method_seed,
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), **provenance(),
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **provenance(),
     }
     predictions = None
     tic = time.perf_counter()

@@ -124,19 +124,16 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
     return out
 
 
-def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str:
-    """The order-selection comparison (paper Tables 'sim_results' and 'sim_results_new') as markdown.
-
-    Per (dataset label "PROCESS window=K", method, setting), over its seeds: FSR and NSR
-    of the selected lag sets (against the true lags within the method's reach, its
-    ``candidate_lags`` diagnostic), the mean estimated order, #hidden links, MSPE and MSFE;
-    the paper's PA-RNN values beside them, and the oracle MSPE 1.0 (N(0, 1) noise).
-    """
+def order_selection_comparison(summary: pd.DataFrame, suite: str = "ar_order") -> pd.DataFrame:
+    """Per (dataset label "PROCESS window=K", method, setting), over its seeds: FSR and NSR of the
+    selected lag sets (against the true lags within the method's reach, its ``candidate_lags``
+    diagnostic), mean estimated order, #hidden links, MSPE, MSFE and coverage; the paper's
+    PA-RNN values beside them (columns paper_*, NaN where the paper has none)."""
     from reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate, selectable_truth
 
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok")]
     if ok.empty or "selected_lags" not in ok:
-        return ""
+        return pd.DataFrame()
     ref = reference_results()
     rows = []
     for (label, method, setting), part in ok.groupby(["dataset", "method", "setting"], sort=True):
@@ -146,24 +143,36 @@ def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str
         chosen = [set(int(j) for j in str(s).split(",") if j) if isinstance(s, str) else set()
                   for s in part["selected_lags"]]
         paper = ref[(ref["dataset"] == process) & (ref["setting"] == window)].set_index("metric")["value"]
-
-        def pv(metric):
-            return _fmt(paper[metric], digits=3) if metric in paper.index else "-"
-
         mean = part.mean(numeric_only=True)
         truth = selectable_truth(TRUE_LAGS[process], part["candidate_lags"].max() if "candidate_lags" in part else None)
         rows.append({
-            "data": label, "method": f"{method} {setting}", "seeds": len(part),
-            "FSR": _fmt(false_selection_rate(truth, chosen), digits=3), "paper FSR": pv("fsr"),
-            "NSR": _fmt(negative_selection_rate(truth, chosen), digits=3), "paper NSR": pv("nsr"),
-            "AR order": _fmt(mean.get("ar_order", np.nan)), "paper order": pv("ar_order"),
-            "#hidden link": _fmt(mean.get("hidden_links", np.nan), digits=1), "paper links": pv("hidden_links"),
-            "MSPE": _fmt(mean["mspe"], digits=3), "paper MSPE": pv("mspe"),
-            "MSFE": _fmt(mean.get("msfe", np.nan), digits=3), "paper MSFE": pv("msfe"),
-            "coverage %": _fmt(100 * mean["coverage"]),
+            "data": label, "process": process, "window": int(window.partition("=")[2] or 0),
+            "method": method, "setting": setting, "seeds": len(part),
+            "fsr": false_selection_rate(truth, chosen), "nsr": negative_selection_rate(truth, chosen),
+            "ar_order": mean.get("ar_order", np.nan), "hidden_links": mean.get("hidden_links", np.nan),
+            "mspe": mean["mspe"], "msfe": mean.get("msfe", np.nan), "coverage": mean["coverage"],
+            **{f"paper_{k}": float(paper[k]) if k in paper.index else np.nan
+               for k in ("fsr", "nsr", "ar_order", "hidden_links", "mspe", "msfe")},
         })
-    if not rows:
+    return pd.DataFrame(rows)
+
+
+def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str:
+    """The order-selection comparison (paper Tables 'sim_results' and 'sim_results_new') as markdown;
+    see :func:`order_selection_comparison`; the oracle MSPE is 1.0 (N(0, 1) noise)."""
+    table = order_selection_comparison(summary, suite)
+    if table.empty:
         return ""
+    rows = [{
+        "data": r.data, "method": f"{r.method} {r.setting}", "seeds": r.seeds,
+        "FSR": _fmt(r.fsr, digits=3), "paper FSR": _fmt(r.paper_fsr, digits=3),
+        "NSR": _fmt(r.nsr, digits=3), "paper NSR": _fmt(r.paper_nsr, digits=3),
+        "AR order": _fmt(r.ar_order), "paper order": _fmt(r.paper_ar_order, digits=3),
+        "#hidden link": _fmt(r.hidden_links, digits=1), "paper links": _fmt(r.paper_hidden_links, digits=3),
+        "MSPE": _fmt(r.mspe, digits=3), "paper MSPE": _fmt(r.paper_mspe, digits=3),
+        "MSFE": _fmt(r.msfe, digits=3), "paper MSFE": _fmt(r.paper_msfe, digits=3),
+        "coverage %": _fmt(100 * r.coverage),
+    } for r in table.itertuples()]
     return ("### Order selection: measured vs paper PA-RNN (oracle MSPE = 1.0, oracle 90% length 3.29)\n\n"
             + _markdown(rows))
 

@@ -1,20 +1,24 @@
-"""Which stored records the tables show: one per task key, never a stale one, never two mixed.
+"""Which stored records the tables show: never a stale one, and never two configurations in one row.
 
 A results dir keeps every record it was given: the same suite entry run on a
-regenerated file, or by changed code, has a new task id and a record beside the
-old one. The tables show, for each key (suite, dataset, method, setting, seed),
-one record: those of the current code first, then finished before failed, then
-the newest. Records whose data file on disk no longer has the checksum they were
-computed on are left out. Everything left out is returned with the reason.
+regenerated file, with changed parameters, as its quick variant, or by changed
+code, has new task ids and records beside the old ones. A table row is a suite
+entry (suite, dataset, method, setting) over its seeds, and it shows one
+configuration computed by one code version: the current code's if it has
+records, else the newest; among those configurations, the newest. Within it,
+each seed's finished record before a failed one, then the newest. Records whose
+data file on disk no longer has the checksum they were computed on are left out
+first. Everything left out is returned with the reason.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-KEY = ("suite", "dataset", "method", "setting", "seed")
+ROW = ("suite", "dataset", "method", "setting")
 
 
 @dataclass(frozen=True)
@@ -37,26 +41,39 @@ def _changed_file(record: dict, checksums: dict[str, str | None]) -> str | None:
     return None
 
 
+def _variant(record: dict) -> tuple[str, str]:
+    """(code version, configuration without the seed): what one table row must share."""
+    config = {k: v for k, v in record["config"].items() if k != "seed"}
+    return record["identity"].get("code", ""), json.dumps(config, sort_keys=True, default=str)
+
+
 def select_current(records: list[dict], code_version: str) -> tuple[list[dict], list[LeftOut]]:
     """(the records the tables show, the ones left out with why); see the module docstring."""
     checksums: dict[str, str | None] = {}
-    left_out, candidates = [], {}
+    left_out, rows = [], {}
     for record in records:
         changed = _changed_file(record, checksums)
         if changed:
             left_out.append(LeftOut(record["task_id"], f"its data file {changed} has changed since it ran"))
             continue
-        candidates.setdefault(tuple(record.get(k) for k in KEY), []).append(record)
+        rows.setdefault(tuple(record.get(k) for k in ROW), []).append(record)
     chosen = []
-    for group in candidates.values():
-        group.sort(key=lambda r: (r["identity"].get("code") == code_version, r["status"] == "ok",
-                                  r.get("started_at") or ""), reverse=True)
-        winner = group[0]
-        chosen.append(winner)
-        for other in group[1:]:
-            why = ("other code" if other["identity"].get("code") != winner["identity"].get("code")
-                   else "other data" if other["identity"].get("data") != winner["identity"].get("data")
-                   else "an earlier run")
-            left_out.append(LeftOut(other["task_id"], f"superseded by task {winner['task_id']} of the same suite "
-                                                      f"entry and seed ({why})"))
+    for group in rows.values():
+        newest = {}
+        for record in group:
+            variant = _variant(record)
+            newest[variant] = max(newest.get(variant, ""), record.get("started_at") or "")
+        code, config = max(newest, key=lambda v: (v[0] == code_version, newest[v]))
+        seeds = {}
+        for record in sorted(group, key=lambda r: (r["status"] == "ok", r.get("started_at") or ""), reverse=True):
+            if _variant(record) != (code, config):
+                why = "other code" if record["identity"].get("code") != code else "another configuration"
+                left_out.append(LeftOut(record["task_id"], f"superseded: the table shows this suite entry's newest "
+                                                           f"configuration and code ({why} here)"))
+            elif record["seed"] in seeds:
+                left_out.append(LeftOut(record["task_id"], f"superseded by task {seeds[record['seed']]['task_id']} "
+                                                           "(same configuration and seed)"))
+            else:
+                seeds[record["seed"]] = record
+        chosen.extend(seeds.values())
     return chosen, left_out

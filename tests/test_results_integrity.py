@@ -172,6 +172,27 @@ def test_results_of_other_code_are_flagged_and_superseded(finished, capsys, monk
     assert code == 0 and "ran 3, skipped 0" in out  # new code, new tasks
     assert main(["report", "--results-dir", str(results)]) == 0
     out = capsys.readouterr().out
-    assert out.count("| csv_trust | load |") == 3 and out.count("(other code)") == 3
+    assert out.count("| csv_trust | load |") == 3 and out.count("(other code here)") == 3
     assert "computed by other pibench code" not in out
     assert len(store.records()) == 6  # nothing was deleted
+
+
+def test_a_row_never_mixes_configurations(setup, tmp_path, capsys):
+    """Rerunning one seed of an entry with changed parameters replaces the row; it is not averaged in."""
+    _, suite = setup
+    results = tmp_path / "results"
+    two_seeds = suite.read_text().replace("seeds = [0]", "seeds = [0, 1]")
+    suite.write_text(two_seeds)
+    assert run(suite, results, capsys)[0] == 0  # lags = 2, seeds 0 and 1
+    suite.write_text(two_seeds.replace("params = { lags = 2 }", 'params = { lags = 3 }'))
+    assert main(["run", "--suite", str(suite), "--results-dir", str(results), "--methods", "autoreg",
+                 "--seeds", "0", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["report", "--results-dir", str(results)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| csv_trust | load | autoreg |"))
+    assert row.split("|")[5].strip() == "1"  # one seed: the new configuration's, not seed 1 of the old
+    newest = max((r for r in ResultsStore(results).records() if r["method"] == "autoreg"),
+                 key=lambda r: r["started_at"])
+    assert f"{100 * newest['coverage']:.3f}" in row
+    assert out.count("(another configuration here)") == 2

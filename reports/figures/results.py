@@ -1,0 +1,67 @@
+"""What the figures read: the records the tables show, and their per-step predictions, from the store only.
+
+The CLI builds a :class:`StoredResults` from the results store (after the record
+selection of :mod:`reports.selection`); figures never run a method. Predictions
+are read on first use and kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+import pandas as pd
+
+from reports.summary import summary_frame
+
+
+@dataclass
+class StoredResults:
+    """The records (dicts) of a results store and a reader of a task's predictions parquet."""
+
+    records: list[dict]
+    read_predictions: Callable[[str], pd.DataFrame]
+    _cache: dict = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        return summary_frame(self.records)
+
+    @property
+    def alpha(self) -> float:
+        values = [r["alpha"] for r in self.records if r.get("alpha") is not None]
+        return float(values[0]) if values else 0.1
+
+    @property
+    def nominal_percent(self) -> float:
+        return 100 * (1 - self.alpha)
+
+    def finished(self, **where) -> pd.DataFrame:
+        """Summary rows with status ok matching ``where`` (column = value)."""
+        frame = self.summary[self.summary["status"] == "ok"]
+        for column, value in where.items():
+            frame = frame[frame[column] == value]
+        return frame
+
+    def record(self, task_id: str) -> dict:
+        return next(r for r in self.records if r["task_id"] == task_id)
+
+    def predictions(self, task_id: str) -> pd.DataFrame:
+        if task_id not in self._cache:
+            self._cache[task_id] = self.read_predictions(task_id)
+        return self._cache[task_id]
+
+    def covered_by_step(self, task_id: str) -> pd.DataFrame:
+        """Series predictions as a (time x group) table of 0/1 coverage, steps in order."""
+        p = self.predictions(task_id)
+        hit = ((p["y"] >= p["lower"]) & (p["y"] <= p["upper"])).astype(float)
+        return p.assign(hit=hit).pivot_table(index="t", columns="group", values="hit", sort=True)
+
+
+def rolling_window(n_steps: int, dataset: str) -> int:
+    """Default rolling-coverage window: 30 days on fesp, else a tenth of the test span (10 to 200 steps)."""
+    if dataset == "fesp":
+        return 30
+    return int(np.clip(n_steps // 10, 10, 200))
