@@ -89,6 +89,60 @@ def _report(args: argparse.Namespace) -> int:
               "the tables above are all there is.", file=sys.stderr)
         return 0
     print(f"wrote {csv_path} and {md_path}")
+    if args.figures:
+        _write_figures(_stored_results(args.results_dir, records), args.figures)
+    if args.html:
+        from reports.html import build_report
+
+        page, names = build_report(_stored_results(args.results_dir, records), table,
+                                   title=f"pibench report: {args.results_dir}")
+        html_path = Path(args.results_dir) / "report.html"
+        html_path.write_text(page)
+        print(f"wrote {html_path} ({len(names)} figure(s): {', '.join(names) or 'none'})")
+    return 0
+
+
+def _stored_results(results_dir: str, records: list[dict]):
+    from benchmarks.store import ResultsStore
+    from reports.figures.results import StoredResults
+
+    return StoredResults(records, ResultsStore(results_dir).predictions)
+
+
+def _write_figures(results, folder: str) -> None:
+    from reports.figures.catalog import available_figures, close, save_figure
+
+    for spec in available_figures(results):
+        fig = spec.draw()
+        if fig is not None:
+            paths = save_figure(fig, folder, spec.name)
+            close(fig)
+            print(f"wrote {' and '.join(map(str, paths))}")
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from reports.figures.catalog import available_figures, close, save_figure
+
+    records, _ = _current_records(args.results_dir)
+    specs = {spec.name: spec for spec in available_figures(_stored_results(args.results_dir, records))}
+    if not specs:
+        print(f"no figure to draw: no usable results under {args.results_dir}.", file=sys.stderr)
+        return 1
+    if args.name is None:
+        print("figures this store has data for:")
+        for spec in specs.values():
+            print(f"  {spec.name:<44} {spec.caption}")
+        return 0
+    matches = [name for name in specs if name == args.name or name.split("-")[0] == args.name]
+    if len(matches) != 1:
+        raise ValueError(f"figure {args.name!r} {'is ambiguous' if matches else 'is not in this store'}; "
+                         f"give one of: {', '.join(matches or specs)} (`pibench plot` lists them).")
+    out = Path(args.out) if args.out else Path(args.results_dir) / "figures" / f"{matches[0]}.png"
+    fig = specs[matches[0]].draw()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=130)
+    close(fig)
+    print(f"wrote {out}")
     return 0
 
 
@@ -136,9 +190,18 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     run.set_defaults(func=_run)
 
-    report = sub.add_parser("report", help="summary table (markdown + CSV) from stored results")
+    report = sub.add_parser("report", help="summary tables (markdown + CSV), figures and HTML from stored results")
     report.add_argument("--results-dir", default=DEFAULT_RESULTS)
+    report.add_argument("--html", action="store_true", help="also write DIR/report.html (self-contained, figures inline)")
+    report.add_argument("--figures", metavar="FOLDER", help="also write every figure as PNG and SVG into FOLDER")
     report.set_defaults(func=_report)
+
+    plot = sub.add_parser("plot", help="draw one figure from stored results (no NAME: list the figures)")
+    plot.add_argument("name", nargs="?", help="figure name (or its kind, e.g. tradeoff) from `pibench plot`")
+    plot.add_argument("--results-dir", default=DEFAULT_RESULTS)
+    plot.add_argument("--out", help="output file; the suffix picks the format (.png, .svg, .pdf); "
+                                    "default DIR/figures/NAME.png")
+    plot.set_defaults(func=_plot)
 
     lst = sub.add_parser("list", help="list methods, datasets and suites")
     lst.set_defaults(func=_list)

@@ -65,3 +65,38 @@ def rolling_window(n_steps: int, dataset: str) -> int:
     if dataset == "fesp":
         return 30
     return int(np.clip(n_steps // 10, 10, 200))
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One method's run shown in the per-method figures: its label, method, setting and the task of its first seed."""
+
+    label: str
+    method: str
+    setting: str
+    task_id: str
+
+
+def headline_runs(results: StoredResults, suite: str, dataset: str) -> list[Headline]:
+    """The runs the per-method figures show for a (suite, dataset): the paper table's rows on fesp,
+    else each method's best setting (:func:`reports.paper_tables.best_setting`), first seed each."""
+    from reports.paper_tables import best_setting, fesp_comparison
+
+    rows = results.finished(suite=suite, dataset=dataset)
+    if rows.empty:
+        return []
+    if dataset == "fesp":
+        table = fesp_comparison(results.summary, suite)
+        picks = [(r.label, r.method, r.setting) for r in table.itertuples() if not r.label.startswith("ACI best")]
+    else:
+        picks = []
+        for method, part in rows.groupby("method", sort=True):
+            settings = part.groupby("setting", as_index=False).mean(numeric_only=True)
+            setting = best_setting(settings, results.alpha)
+            picks.append((f"{method} {setting}" if part["setting"].nunique() > 1 else method, method, setting))
+    runs = []
+    for label, method, setting in picks:
+        part = rows[(rows["method"] == method) & (rows["setting"] == setting)].sort_values("seed")
+        if len(part):
+            runs.append(Headline(label, method, setting, str(part["task_id"].iloc[0])))
+    return runs

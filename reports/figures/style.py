@@ -55,3 +55,13 @@ def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: 
     """The nominal coverage as a dashed line (horizontal unless ``vertical``)."""
     draw = ax.axvline if vertical else ax.axhline
     draw(level_percent, **NOMINAL_STYLE, label=f"nominal {level_percent:g}%" if label else None, zorder=0)
+
+
+LINE_STYLES = [{"linestyle": "-", "marker": "o"}, {"linestyle": "--", "marker": "^"},
+               {"linestyle": ":", "marker": "s"}, {"linestyle": "-.", "marker": "D"}]
+
+
+def setting_style(method: str, setting: str, rows) -> dict:
+    """Line and marker style telling apart the settings of one method (the colour tells the method)."""
+    settings = sorted(rows.loc[rows["method"] == method, "setting"].unique())
+    return LINE_STYLES[settings.index(setting) % len(LINE_STYLES)]

@@ -1,0 +1,95 @@
+"""Every figure a results store has data for, by name; saving a figure as PNG and SVG.
+
+Names are ``kind`` or ``kind-suite-dataset`` for the figures drawn once per
+(suite, dataset); ``pibench plot`` and ``pibench report --figures`` use them as file
+stems. A figure whose data is not in the store is simply not listed.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
+
+from reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
+from reports.figures.order import order_selection_figure
+from reports.figures.overview import tradeoff_figure
+from reports.figures.results import StoredResults
+from reports.figures.sets import set_datasets, sets_figure
+from reports.figures.temporal import interval_bands_figure, online_datasets, rolling_coverage_figure
+from reports.paper_tables import aci_sweep, fesp_comparison, order_selection_comparison
+
+DPI = 130
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """A figure the store has data for: its name, a one-line caption, and how to draw it."""
+
+    name: str
+    caption: str
+    draw: Callable[[], Figure | None]
+
+
+def _slug(*parts: str) -> str:
+    return "-".join(re.sub(r"[^A-Za-z0-9_.=]+", "_", p) for p in parts)
+
+
+def available_figures(results: StoredResults) -> list[FigureSpec]:
+    """The figures the store has data for, in report order."""
+    specs = []
+    summary = results.summary
+    for suite in sorted(summary.loc[summary["dataset"] == "fesp", "suite"].unique()):
+        if not fesp_comparison(summary, suite).empty:
+            specs.append(FigureSpec(_slug("fesp_comparison", suite),
+                                    f"The paper's fesp comparison ({suite}): lengths per method, coverage beside.",
+                                    lambda s=suite: fesp_paper_figure(results, s)))
+            specs.append(FigureSpec(_slug("coverage_by_hour", suite), f"fesp coverage per hour of day ({suite}).",
+                                    lambda s=suite: coverage_by_hour_figure(results, s)))
+    if not results.finished().empty:
+        specs.append(FigureSpec("tradeoff", "Coverage against mean length, every dataset, method and setting.",
+                                lambda: tradeoff_figure(results)))
+    for suite, dataset in online_datasets(results):
+        specs.append(FigureSpec(_slug("rolling_coverage", suite, dataset),
+                                f"Rolling coverage over the test span, {dataset} ({suite}).",
+                                lambda s=suite, d=dataset: rolling_coverage_figure(results, s, d)))
+        specs.append(FigureSpec(_slug("interval_bands", suite, dataset), f"Intervals and misses, {dataset} ({suite}).",
+                                lambda s=suite, d=dataset: interval_bands_figure(results, s, d)))
+        if len(aci_sweep(summary, suite, dataset)) > 1:
+            specs.append(FigureSpec(_slug("gamma_sweep", suite, dataset), f"ACI gamma sweep, {dataset} ({suite}).",
+                                    lambda s=suite, d=dataset: gamma_sweep_figure(results, s, d)))
+    for suite, dataset in set_datasets(results):
+        specs.append(FigureSpec(_slug("sets", suite, dataset), f"Sets of sequences, {dataset} ({suite}).",
+                                lambda s=suite, d=dataset: sets_figure(results, s, d)))
+    for suite in sorted(summary["suite"].unique()):
+        if not order_selection_comparison(summary, suite).empty:
+            specs.append(FigureSpec(_slug("order_selection", suite), f"Order selection per window ({suite}).",
+                                    lambda s=suite: order_selection_figure(results, s)))
+    return specs
+
+
+def figure_bytes(fig: Figure, fmt: str) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format=fmt, dpi=DPI, metadata={"Date": None} if fmt == "svg" else None)
+    return buffer.getvalue()
+
+
+def save_figure(fig: Figure, folder: str | Path, name: str) -> list[Path]:
+    """Write ``name``.png and ``name``.svg under ``folder``; returns their paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for fmt in ("png", "svg"):
+        path = folder / f"{name}.{fmt}"
+        path.write_bytes(figure_bytes(fig, fmt))
+        paths.append(path)
+    return paths
+
+
+def close(fig: Figure) -> None:
+    plt.close(fig)

@@ -1,0 +1,94 @@
+"""Figures of the French electricity suite: the paper's comparison, coverage by hour, the ACI gamma sweep."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from reports.figures.results import StoredResults, headline_runs
+from reports.figures.style import method_colour, new_figure, nominal_line
+from reports.paper_tables import aci_sweep, fesp_comparison
+
+
+def fesp_paper_figure(results: StoredResults, suite: str = "fesp"):
+    """The paper's fesp figure: per method, mean length +/- std and median length +/- IQR/2 (EUR/MWh),
+    ours filled, the paper's hollow beside; coverage (ours [paper]) printed at the right."""
+    table = fesp_comparison(results.summary, suite)
+    if table.empty:
+        return None
+    fig, axes = new_figure(11, 0.55 * len(table) + 1.6, 1, 2, sharey=True)
+    y = np.arange(len(table))[::-1]
+    panels = [("mean_length", "std_length", "paper_mean", "paper_mean_std", "mean length +/- std"),
+              ("median_length", "iqr_length", "paper_median", "paper_median_iqr", "median length +/- IQR / 2")]
+    for ax, (value, spread, paper, paper_spread, title) in zip(axes[0], panels):
+        for yi, row in zip(y, table.itertuples()):
+            colour = method_colour(row.method)
+            half = getattr(row, spread) / (2 if spread == "iqr_length" else 1)
+            ax.errorbar(getattr(row, value), yi + 0.15, xerr=half, fmt="o", color=colour, capsize=3,
+                        label="pibench" if yi == y[0] else None)
+            if np.isfinite(getattr(row, paper)):
+                p_half = getattr(row, paper_spread) / (2 if spread == "iqr_length" else 1)
+                ax.errorbar(getattr(row, paper), yi - 0.15, xerr=p_half, fmt="s", mfc="white", color=colour,
+                            capsize=3, label="paper" if yi == y[0] else None)
+        ax.set_title(title)
+        ax.set_xlabel("interval length (EUR/MWh)")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0][0].set_yticks(y, table["label"])
+    axes[0][0].legend(loc="lower right", fontsize=8)
+    right = axes[0][1]
+    for yi, row in zip(y, table.itertuples()):
+        paper = f" [{row.paper_coverage:.1f}]" if np.isfinite(row.paper_coverage) else ""
+        right.annotate(f"{100 * row.coverage:.1f}%{paper}", xy=(1.01, yi), xycoords=("axes fraction", "data"),
+                       va="center", fontsize=8)
+    fig.suptitle(f"fesp, 2019 test year: interval lengths per method; coverage % (paper's) at the right; "
+                 f"nominal {results.nominal_percent:g}%")
+    return fig
+
+
+def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp"):
+    """Coverage (%) per hour of day and method, as a heat map centred on the nominal level."""
+    runs = headline_runs(results, suite, "fesp")
+    if not runs:
+        return None
+    hours = [f"{h:02d}" for h in range(24)]
+    grid = pd.DataFrame([100 * np.asarray(results.record(r.task_id)["coverage_by_group"], dtype=float)
+                         for r in runs], index=[r.label for r in runs], columns=hours)
+    fig, axes = new_figure(12, 0.45 * len(runs) + 1.8)
+    ax = axes[0][0]
+    nominal = results.nominal_percent
+    spread = max(5.0, float(np.nanmax(np.abs(grid.to_numpy() - nominal))))
+    image = ax.imshow(grid.to_numpy(), cmap="RdBu", vmin=nominal - spread, vmax=nominal + spread, aspect="auto")
+    for (i, j), value in np.ndenumerate(grid.to_numpy()):
+        ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6.5)
+    ax.set_xticks(range(24), hours)
+    ax.set_yticks(range(len(runs)), grid.index)
+    ax.set_xlabel("hour of day")
+    fig.colorbar(image, ax=ax, label=f"coverage % (white = nominal {nominal:g}%)")
+    ax.set_title("fesp: coverage per hour of day (2019)")
+    return fig
+
+
+def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str = "fesp"):
+    """ACI against its step size gamma: coverage, mean length and the count of infinite intervals
+    (symmetric-log gamma axis, so gamma = 0 is shown)."""
+    sweep = aci_sweep(results.summary, suite, dataset)
+    if len(sweep) < 2:
+        return None
+    fig, axes = new_figure(12, 3.4, 1, 3, sharex=True)
+    positive = sweep.loc[sweep["gamma"] > 0, "gamma"]
+    linthresh = float(positive.min()) if len(positive) else 1.0
+    colour = method_colour("aci")
+    panels = [(100 * sweep["coverage"], "coverage (%)"), (sweep["mean_length"], "mean length (target units)"),
+              (sweep["n_infinite"], "infinite intervals (count)")]
+    for ax, (values, label) in zip(axes[0], panels):
+        ax.plot(sweep["gamma"], values, "o-", color=colour, markersize=4)
+        ax.set_xscale("symlog", linthresh=linthresh, linscale=0.5)
+        decades = 10.0 ** np.arange(np.ceil(np.log10(linthresh)), np.floor(np.log10(sweep["gamma"].max())) + 1)
+        ax.set_xticks([0.0, *decades], ["0", *(f"1e{int(np.log10(d))}" for d in decades)])
+        ax.set_xlabel("gamma (symmetric log scale)")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    nominal_line(axes[0][0], results.nominal_percent)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite})")
+    return fig

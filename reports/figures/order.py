@@ -1,0 +1,36 @@
+"""The order-selection figure: FSR, NSR and the estimated order per input window, the paper's beside ours."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reports.figures.results import StoredResults
+from reports.figures.style import method_colour, new_figure, setting_style
+from reports.paper_tables import order_selection_comparison
+
+
+def order_selection_figure(results: StoredResults, suite: str = "ar_order"):
+    """Rows NLAR / EXPAR, columns FSR, NSR, estimated AR order against the window; each (method, setting)
+    a line of filled markers, the paper's PA-RNN as hollow black squares."""
+    table = order_selection_comparison(results.summary, suite)
+    if table.empty:
+        return None
+    processes = sorted(table["process"].unique())
+    fig, axes = new_figure(12, 3.0 * len(processes) + 0.6, len(processes), 3)
+    metrics = [("fsr", "false selection rate"), ("nsr", "negative selection rate"), ("ar_order", "estimated order")]
+    for row, process in zip(axes, processes):
+        part = table[table["process"] == process].sort_values("window")
+        for col, (metric, label) in zip(row, metrics):
+            for (method, setting), line in part.groupby(["method", "setting"], sort=True):
+                style = setting_style(method, setting, part)
+                col.plot(line["window"], line[metric], color=method_colour(method), markersize=4,
+                         label=f"{method} {setting}", **style)
+            paper = part.drop_duplicates("window")
+            has = np.isfinite(paper[f"paper_{metric}"])
+            col.scatter(paper["window"][has], paper[f"paper_{metric}"][has], marker="s", facecolors="white",
+                        edgecolors="black", s=36, zorder=3, label="paper PA-RNN")
+            col.set(xlabel="input window (lags)", ylabel=label, title=f"{process.upper()}: {label}")
+            col.grid(alpha=0.3)
+        row[0].legend(fontsize=7)
+    fig.suptitle("Autoregressive order selection, over the five datasets of each window (paper: hollow squares)")
+    return fig

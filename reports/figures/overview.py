@@ -1,0 +1,37 @@
+"""The trade-off view: coverage against mean length for every (dataset, method, setting)."""
+
+from __future__ import annotations
+
+import math
+
+from reports.figures.results import StoredResults
+from reports.figures.style import method_colour, new_figure, nominal_line
+
+
+def tradeoff_figure(results: StoredResults):
+    """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
+    seed means; the nominal coverage as a vertical line. Lengths are in each dataset's own units."""
+    rows = results.finished()
+    if rows.empty:
+        return None
+    cells = rows.groupby(["suite", "dataset", "method", "setting"], as_index=False).mean(numeric_only=True)
+    panels = list(cells.groupby(["suite", "dataset"], sort=True))
+    cols = min(3, len(panels))
+    nrows = math.ceil(len(panels) / cols)
+    fig, axes = new_figure(max(7.0, 4.2 * cols), 3.4 * nrows + 0.4, nrows, cols)
+    coverage = "joint_coverage" if "joint_coverage" in cells else None
+    for ax, ((suite, dataset), part) in zip(axes.ravel(), panels):
+        is_set = coverage is not None and part[coverage].notna().any()
+        for method, points in part.groupby("method", sort=True):
+            x = 100 * (points[coverage] if is_set else points["coverage"])
+            ax.scatter(x, points["mean_length"], s=22, color=method_colour(method), label=method, alpha=0.85)
+        nominal_line(ax, results.nominal_percent, vertical=True, label=False)
+        ax.set_title(f"{dataset} ({suite})", fontsize=9)
+        ax.set_xlabel(("joint " if is_set else "") + "coverage (%)")
+        ax.set_ylabel("mean length (target units)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes.ravel()[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(f"Coverage against mean length (seed means; dashed: nominal {results.nominal_percent:g}%)")
+    return fig

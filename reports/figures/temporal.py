@@ -1,0 +1,103 @@
+"""Figures over time of series runs: rolling coverage, and interval bands with the misses marked."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from reports.figures.results import StoredResults, headline_runs, rolling_window
+from reports.figures.style import method_colour, new_figure, nominal_line
+from reports.metrics import rolling_coverage
+
+
+def _time_axis(labels: pd.Series) -> pd.Series:
+    """Step labels as dates when they are dates, else as they are."""
+    parsed = pd.to_datetime(labels, errors="coerce", format="mixed")
+    return parsed if parsed.notna().all() else labels.reset_index(drop=True)
+
+
+def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, window: int | None = None):
+    """Coverage over a moving window of test steps (all series of a step together), one small panel per
+    method: the method in its colour, every other one in grey behind it, so 8+ methods stay readable."""
+    runs = headline_runs(results, suite, dataset)
+    if not runs:
+        return None
+    curves = {}
+    for run in runs:
+        covered = results.covered_by_step(run.task_id)
+        w = window or rolling_window(len(covered), dataset)
+        times = results.predictions(run.task_id).drop_duplicates("t").set_index("t")["time"].reindex(covered.index)
+        curves[run.label] = (_time_axis(times.iloc[w - 1:] if len(covered) >= w else times.iloc[-1:]),
+                             100 * rolling_coverage(covered.to_numpy(), w), run.method)
+    cols = 2 if len(runs) > 1 else 1
+    rows = math.ceil(len(runs) / cols)
+    fig, axes = new_figure(6.5 * cols, 2.2 * rows + 0.8, rows, cols, sharex=True, sharey=True)
+    for ax, (label, (x, y, method)) in zip(axes.ravel(), curves.items()):
+        for other, (xo, yo, _) in curves.items():
+            if other != label:
+                ax.plot(xo, yo, color="#BBBBBB", linewidth=0.7)
+        ax.plot(x, y, color=method_colour(method), linewidth=1.4)
+        nominal_line(ax, results.nominal_percent, label=False)
+        ax.set_title(label, fontsize=9)
+        ax.set_ylabel("coverage (%)")
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(runs):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("end of window")
+        ax.tick_params(axis="x", labelrotation=30)
+    unit = "days" if dataset == "fesp" else "steps"
+    fig.suptitle(f"{dataset}: coverage over the last {w} test {unit} (dashed: nominal {results.nominal_percent:g}%)")
+    return fig
+
+
+def interval_bands_figure(results: StoredResults, suite: str, dataset: str, group: str | None = None,
+                          steps: int | None = None):
+    """Intervals over a span of test steps for one series: the band, the truth as points, misses as red
+    crosses; one panel per method. Default: fesp's last 14 days at 18:00, else the first 100 steps."""
+    runs = headline_runs(results, suite, dataset)
+    if not runs:
+        return None
+    first = results.predictions(runs[0].task_id)
+    group = group or ("h18" if dataset == "fesp" and "h18" in set(first["group"]) else str(first["group"].iloc[0]))
+    steps = steps or (14 if dataset == "fesp" else 100)
+    cols = 2 if len(runs) > 1 else 1
+    rows = math.ceil(len(runs) / cols)
+    fig, axes = new_figure(6.5 * cols, 2.4 * rows + 0.8, rows, cols, sharex=True)
+    for ax, run in zip(axes.ravel(), runs):
+        p = results.predictions(run.task_id)
+        p = p[p["group"].astype(str) == group].sort_values("t")
+        p = p.iloc[-steps:] if dataset == "fesp" else p.iloc[:steps]
+        x = _time_axis(p["time"])
+        span = float(p["y"].max() - p["y"].min()) or 1.0  # infinite bounds drawn a span beyond the truth
+        lower = p["lower"].where(np.isfinite(p["lower"]), p["y"].min() - span)
+        upper = p["upper"].where(np.isfinite(p["upper"]), p["y"].max() + span)
+        colour = method_colour(run.method)
+        ax.fill_between(x, lower, upper, color=colour, alpha=0.3, step="mid", linewidth=0)
+        ax.plot(x, p["point"], color=colour, linewidth=1)
+        miss = (p["y"] < p["lower"]) | (p["y"] > p["upper"])
+        ax.scatter(x[~miss.to_numpy()], p["y"][~miss], s=10, color="black", zorder=3)
+        ax.scatter(x[miss.to_numpy()], p["y"][miss], s=28, marker="x", color="#D00000", zorder=4)
+        ax.set_title(f"{run.label}: {int(miss.sum())} miss(es) of {len(p)}", fontsize=9)
+        ax.set_ylabel("target (EUR/MWh)" if dataset == "fesp" else "target")
+        ax.grid(alpha=0.3)
+    for ax in axes.ravel()[len(runs):]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.tick_params(axis="x", labelrotation=30)
+    where = f"last {steps} test days at {group[1:]}:00" if dataset == "fesp" else f"first {steps} test steps, series {group}"
+    fig.suptitle(f"{dataset}: intervals (band), point forecast (line), truth (dots), misses (red x); {where}")
+    return fig
+
+
+def online_datasets(results: StoredResults) -> list[tuple[str, str]]:
+    """(suite, dataset) pairs with a finished online series run: the ones the temporal figures are for."""
+    pairs = set()
+    for record in results.records:
+        protocol = record.get("config", {}).get("protocol", {})
+        if record.get("status") == "ok" and protocol.get("kind") == "online":
+            pairs.add((record["suite"], record["dataset"]))
+    return sorted(pairs)
+

@@ -1,0 +1,152 @@
+"""`pibench report --html` / `--figures` and `pibench plot` on a store built by real runs; the page in a real browser."""
+
+import re
+import shutil
+import textwrap
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from benchmarks.cli import main
+
+SUITE = """
+name = "mini"
+protocol = { kind = "online", window = 120, retrain_every = 20 }
+[[datasets]]
+name = "ar"
+params = { n_train = 150, n_test = 60 }
+[[datasets]]
+name = "seasonal_sets"
+params = { n_train = 120, n_calibration = 60, n_test = 40, horizon = 3, input_length = 12 }
+[[methods]]
+name = "aci"
+grid = { gamma = [0.0, 0.01, 0.05] }
+params = { hidden = 4, epochs = 3, lr = 0.05, batch_size = 20 }
+[[methods]]
+name = "autoreg"
+params = { lags = 2 }
+[[methods]]
+name = "pa"
+setting = "too wide"
+params = { hidden = 200, epochs = 2, T1 = 1, T2 = 1, T3 = 2, refine_epochs = 1 }
+[[methods]]
+name = "cfrnn"
+params = { hidden = 4, epochs = 2 }
+[[methods]]
+name = "dprnn"
+params = { hidden = 4, epochs = 2, n_passes = 5 }
+"""
+
+
+class Page(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.images, self.references = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.tags.append(tag)
+        if tag == "img":
+            self.images.append(attrs.get("src", ""))
+        for key in ("src", "href"):
+            if key in attrs and not attrs[key].startswith(("data:", "#")):
+                self.references.append(attrs[key])
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("store")
+    suite = folder / "mini.toml"
+    suite.write_text(textwrap.dedent(SUITE))
+    results = folder / "results"
+    assert main(["run", "--suite", str(suite), "--results-dir", str(results), "--no-progress"]) == 1  # pa fails
+    return results
+
+
+@pytest.fixture(scope="module")
+def report(store, tmp_path_factory):
+    figures = tmp_path_factory.mktemp("figures")
+    assert main(["report", "--results-dir", str(store), "--html", "--figures", str(figures)]) == 0
+    return store / "report.html", figures
+
+
+def test_page_is_self_contained_with_one_image_per_figure(report, capsys):
+    html_path, figures = report
+    page = Page()
+    page.feed(html_path.read_text())
+    assert page.references == [] and "script" not in page.tags and "link" not in page.tags
+    assert page.images and all(src.startswith("data:image/png;base64,") for src in page.images)
+    names = sorted(p.stem for p in figures.glob("*.png"))
+    assert sorted(p.stem for p in figures.glob("*.svg")) == names
+    assert set(names) == {"tradeoff", "rolling_coverage-mini-ar", "interval_bands-mini-ar", "gamma_sweep-mini-ar",
+                          "sets-mini-seasonal_sets"}
+    assert len(page.images) == len(names)
+    text = html_path.read_text()
+    assert all(f'id="{name}"' in text for name in names)
+
+
+def test_page_itemises_failures_says_what_is_missing_and_has_provenance(report):
+    text = report[0].read_text()
+    assert "Failed tasks (1)" in text and "too many weights" in text
+    assert "Not in this store" in text and "fesp_comparison: needs the fesp suite" in text
+    assert "order_selection: needs the ar_order suite" in text
+    assert "Provenance" in text and "wall time per task" in text and "package torch" in text
+
+
+def test_plot_lists_and_draws_one_figure(store, tmp_path, capsys):
+    assert main(["plot", "--results-dir", str(store)]) == 0
+    listing = capsys.readouterr().out
+    assert "tradeoff" in listing and "sets-mini-seasonal_sets" in listing
+    out = tmp_path / "t.svg"
+    assert main(["plot", "tradeoff", "--results-dir", str(store), "--out", str(out)]) == 0
+    assert out.read_text().lstrip().startswith("<?xml")
+    assert main(["plot", "nope", "--results-dir", str(store)]) == 2
+    assert "is not in this store" in capsys.readouterr().err
+
+
+def test_report_on_a_store_of_failures_only(tmp_path, capsys):
+    suite = tmp_path / "bad.toml"
+    suite.write_text(textwrap.dedent(SUITE.split("[[methods]]")[0] + "[[methods]]" + SUITE.split("[[methods]]")[3]))
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 1
+    assert main(["report", "--results-dir", str(tmp_path / "r"), "--html"]) == 0
+    text = (tmp_path / "r" / "report.html").read_text()
+    assert "Figures (0)" in text and "Failed tasks (1)" in text
+
+
+def browser_or_skip():
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver")
+    if not (chromium and driver):
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium chromium-driver)")
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    options = Options()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1000"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(service=Service(driver), options=options)
+
+
+def test_the_page_renders_in_headless_chromium(report, tmp_path):
+    html_path, _ = report
+    browser = browser_or_skip()
+    try:
+        browser.get(html_path.resolve().as_uri())
+        images = browser.execute_script(
+            "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.naturalHeight])")
+        errors = [entry for entry in browser.get_log("browser") if entry["level"] in ("SEVERE", "ERROR")]
+        height = browser.execute_script("return document.body.scrollHeight")
+        browser.set_window_size(1400, min(height + 100, 16000))
+        shot = tmp_path / "report.png"
+        browser.save_screenshot(str(shot))
+    finally:
+        browser.quit()
+    assert len(images) == 5 and all(done and width > 0 and h > 0 for done, width, h in images)
+    assert errors == []
+    assert shot.stat().st_size > 10_000
