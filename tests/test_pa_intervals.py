@@ -292,3 +292,9 @@ def test_auto_keeps_a_singular_but_psd_exact_hessian_and_leaves_an_indefinite_on
     auto = fit_asymptotic_normal(tiny_mlp(), tiny_masks(), Xn, yn)
     assert auto.diagnostics["hessian"] == "ggn" and auto.diagnostics["exact_not_pd"]
     assert auto.diagnostics["n_negative"] == 0
+
+
+def test_refuses_curvature_matrices_beyond_the_memory_limit():
+    X, y = linear_data(500, seed=1)
+    with pytest.raises(ValueError, match=r"keeps 4 weights: its R x R curvature matrices need .* GiB, more than"):
+        fit_asymptotic_normal(linear_model(X, y), None, torch.from_numpy(X), torch.from_numpy(y), max_matrix_gib=1e-7)

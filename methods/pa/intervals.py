@@ -308,6 +308,7 @@ def fit_asymptotic_normal(
     chunk_size: int | None = 256,
     vmap_chunk: int | None = 512,
     dof_offset: int = 0,
+    max_matrix_gib: float = 6.0,
 ) -> AsymptoticNormalIntervals:
     """Fit the asymptotic-normal intervals of a trained, sparsified network (see module doc).
 
@@ -320,6 +321,7 @@ def fit_asymptotic_normal(
     ``chunk_size`` = training rows per Jacobian/Hessian block, ``vmap_chunk`` = jacrev's
     vectorisation chunk (bounds memory; None = all R at once).
     sigma2_hat uses n - (rank(A) + dof_offset) / H (rank = R when A is nonsingular).
+    The R x R matrices (A, its eigenvectors, its inverse) must fit in ``max_matrix_gib``.
     """
     if hessian not in ("auto", "exact", "ggn"):
         raise ValueError(f"hessian must be 'auto', 'exact' or 'ggn', got {hessian!r}")
@@ -337,6 +339,13 @@ def fit_asymptotic_normal(
     R = flat.n_kept
     if R == 0:
         raise ValueError("the model keeps no weights")
+    need_gib = 3 * R * R * 8 / 2**30
+    if need_gib > max_matrix_gib:
+        raise ValueError(
+            f"the model keeps {R} weights: its R x R curvature matrices need {need_gib:.1f} GiB, more than the "
+            f"{max_matrix_gib:g} GiB allowed; sparsify more (longer annealing, a wider spike s0_init) or use a "
+            "smaller network"
+        )
     if R + dof_offset >= n * H:
         raise ValueError(
             f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows"
