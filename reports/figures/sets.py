@@ -55,7 +55,7 @@ def sets_figure(results: StoredResults, suite: str, dataset: str):
     joint_ax.set_xticks(range(len(labels)), [label for _, label in labels], rotation=20)
     nominal_line(joint_ax, results.nominal_percent, label=False)
     seeds = int(joint.groupby(["method", "setting"]).size().max())
-    joint_ax.set(ylabel="joint coverage (%)", title=f"joint coverage, mean +/- std over up to {seeds} seed(s)")
+    joint_ax.set(ylabel="joint coverage (%)", title=f"joint coverage ({seeds} seeds: mean +/- std)")
     for ax in (cov_ax, width_ax, joint_ax):
         ax.grid(alpha=0.3)
     cov_ax.legend(fontsize=7)
