@@ -25,15 +25,16 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, wi
     if not runs:
         return None
     curves = {}
+    daily = results.record(runs[0].task_id)["config"]["dataset"]["name"] == "fesp"  # one step = one day
     for run in runs:
         covered = results.covered_by_step(run.task_id)
-        w = window or rolling_window(len(covered), dataset)
+        w = window or rolling_window(len(covered), "fesp" if daily else dataset)
         times = results.predictions(run.task_id).drop_duplicates("t").set_index("t")["time"].reindex(covered.index)
         curves[run.label] = (_time_axis(times.iloc[w - 1:] if len(covered) >= w else times.iloc[-1:]),
                              100 * rolling_coverage(covered.to_numpy(), w), run.method)
     cols = 2 if len(runs) > 1 else 1
     rows = math.ceil(len(runs) / cols)
-    fig, axes = new_figure(6.5 * cols, 2.2 * rows + 0.8, rows, cols, sharex=True, sharey=True)
+    fig, axes = new_figure(max(9.0, 6.5 * cols), 2.2 * rows + 0.8, rows, cols, sharex=True, sharey=True)
     for ax, (label, (x, y, method)) in zip(axes.ravel(), curves.items()):
         for other, (xo, yo, _) in curves.items():
             if other != label:
@@ -48,7 +49,7 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, wi
     for ax in axes[-1]:
         ax.set_xlabel("end of window")
         ax.tick_params(axis="x", labelrotation=30)
-    unit = "days" if dataset == "fesp" else "steps"
+    unit = "days" if daily else "steps"
     fig.suptitle(f"{dataset}: coverage over the last {w} test {unit} (dashed: nominal {results.nominal_percent:g}%)")
     return fig
 
@@ -65,7 +66,7 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
     steps = steps or (14 if dataset == "fesp" else 100)
     cols = 2 if len(runs) > 1 else 1
     rows = math.ceil(len(runs) / cols)
-    fig, axes = new_figure(6.5 * cols, 2.4 * rows + 0.8, rows, cols, sharex=True)
+    fig, axes = new_figure(max(9.0, 6.5 * cols), 2.4 * rows + 0.8, rows, cols, sharex=True)
     for ax, run in zip(axes.ravel(), runs):
         p = results.predictions(run.task_id)
         p = p[p["group"].astype(str) == group].sort_values("t")
