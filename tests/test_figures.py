@@ -30,7 +30,7 @@ def series_run(suite, dataset, method, setting, half_width, seed=0, days=60, gro
     task_id = f"{suite}-{dataset}-{method}-{setting}-{seed}"
     record = {"task_id": task_id, "suite": suite, "dataset": dataset, "method": method, "setting": setting,
               "seed": seed, "status": "ok", "alpha": ALPHA, "identity": {"code": "c", "data": "d"},
-              "config": {"protocol": {"kind": kind}}, "wall_seconds": 1.0, **metrics}
+              "config": {"protocol": {"kind": kind}, "dataset": {"name": dataset}}, "wall_seconds": 1.0, **metrics}
     dates = pd.date_range("2019-01-01", periods=days).strftime("%Y-%m-%d").to_numpy()
     frame = pd.DataFrame({"t": np.repeat(np.arange(days), groups), "time": np.repeat(dates, groups),
                           "group": np.tile([f"h{g:02d}" for g in range(groups)], days), "y": y.ravel(),
