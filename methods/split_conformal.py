@@ -91,4 +91,5 @@ class SplitConformalMethod(IntervalMethod):
         point = self.window_fit_.predict(X)
         width, empty = self._half_width()
         self.last_ = (point - width, point + width, np.broadcast_to(empty, point.shape))
+        self.last_point_ = point
         return Interval(lower=point - width, upper=point + width, point=point)

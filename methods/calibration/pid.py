@@ -5,6 +5,8 @@ The radius q_t is set before s_t is revealed; err_t = 1{s_t > q_t}. Per series
 
 * quantile tracker (P):  q_{t+1} = q_t + eta_t (err_t - alpha),  eta_t = lr * B_t,
   B_t = max - min of the last ``window`` scores (the paper scales the step to the scores);
+  with ``decay`` = epsilon, eta_t = lr * B_t * t^(-1/2 - epsilon) (Angelopoulos, Barber &
+  Bates 2024, "Online conformal prediction with decaying step sizes");
 * integrator (I):        + r_t(E_t),  E_t = sum_{i <= t} (err_i - alpha),
   r_t(x) = K_I tan(x log(t) / (t C_sat)), saturating (+-inf) once |x log t / (t C_sat)| >= pi/2;
 * scorecaster (D):       + s_hat_{t+1}, a forecast of the next score (statsmodels' Theta model
@@ -49,8 +51,8 @@ class ConformalPID:
     """Radius q_t (G,) by the quantile tracker, optionally with the integrator and a scorecaster."""
 
     def __init__(self, calibration_scores: np.ndarray, alpha: float, lr: float, window: int = 100,
-                 integrator: bool = False, c_sat: float = 10.0, k_i: float | None = None,
-                 scorecaster=None):
+                 integrator: bool = False, c_sat: float = 5.0, k_i: float | None = None,
+                 scorecaster=None, decay: float | None = None):
         scores = np.asarray(calibration_scores, dtype=float)  # (n, G): the first window's calibration residuals
         self.alpha, self.lr = alpha, lr
         self.history = ScoreWindow(scores, window)
@@ -61,6 +63,7 @@ class ConformalPID:
         self.error_sum = np.zeros(scores.shape[1])
         self.t = 0
         self.scorecaster = scorecaster
+        self.decay = decay
 
     def radius(self) -> np.ndarray:
         """q_t (G,): tracker + integrator + scorecaster forecast."""
@@ -75,7 +78,8 @@ class ConformalPID:
         """Reveal s_t (G,) after predicting with ``radius`` = q_t; returns err_t (G,)."""
         scores = np.asarray(scores, dtype=float)
         err = (scores > radius).astype(float)
-        self.tracked = self.tracked + self.lr * self.history.spread() * (err - self.alpha)
+        step = self.lr * self.history.spread() * ((self.t + 1) ** -(0.5 + self.decay) if self.decay is not None else 1)
+        self.tracked = self.tracked + step * (err - self.alpha)
         self.history.push(scores)
         self.error_sum += err - self.alpha
         self.t += 1

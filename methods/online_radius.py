@@ -1,0 +1,44 @@
+"""Online conformal methods that learn the radius itself from the stream of test scores.
+
+On the shared split-conformal base fits (fit once, calibrate many: no extra
+training), the interval is y_hat_t +/- q_t, where q_t (one per series) is set by an
+online calibrator from the scores s_i = |y_i - y_hat_i| revealed so far, not read
+off the window's calibration quantiles as ACI does. The calibrator starts from the
+first window's calibration scores and keeps its state across refits. A negative
+radius is an empty interval (a miss, stored as [y_hat, y_hat]); an infinite one is
+the whole line.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from methods.split_conformal import SplitConformalMethod
+
+
+class OnlineRadiusMethod(SplitConformalMethod):
+    """y_hat +/- q_t with q_t from :meth:`_new_calibrator` (``radius()``, ``update(scores, radius)``)."""
+
+    def _new_calibrator(self, calibration_scores: np.ndarray):
+        raise NotImplementedError
+
+    def _reset_online_state(self, data) -> None:
+        self.calibrator_ = None
+        self.n_empty_ = 0
+
+    def _on_refit(self, data) -> None:
+        if self.calibrator_ is None:
+            self.calibrator_ = self._new_calibrator(self.window_fit_.residuals)
+
+    def _half_width(self) -> tuple[np.ndarray, np.ndarray]:
+        self.radius_ = self.calibrator_.radius()
+        empty = self.radius_ < 0
+        self.n_empty_ += int(empty.sum())
+        return np.maximum(self.radius_, 0.0), empty
+
+    def update(self, y: np.ndarray) -> None:
+        scores = np.abs(np.asarray(y, dtype=float)[0] - self.last_point_[0])
+        self.calibrator_.update(scores, self.radius_)
+
+    def diagnostics(self) -> dict:
+        return {"n_empty": int(getattr(self, "n_empty_", 0))}
