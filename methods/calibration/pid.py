@@ -4,7 +4,7 @@ The radius q_t is set before s_t is revealed; err_t = 1{s_t > q_t}. Per series
 (vectorised over the G series of a panel):
 
 * quantile tracker (P):  q_{t+1} = q_t + eta_t (err_t - alpha),  eta_t = lr * B_t,
-  B_t = max - min of the last ``window`` scores (the paper scales the step to the scores);
+  B_t = max - min of the last ``window`` scores, s_t included (the paper scales the step to the scores);
   with ``decay`` = epsilon, eta_t = lr * B_t * t^(-1/2 - epsilon) (Angelopoulos, Barber &
   Bates 2024, "Online conformal prediction with decaying step sizes");
 * integrator (I):        + r_t(E_t),  E_t = sum_{i <= t} (err_i - alpha),
@@ -78,9 +78,9 @@ class ConformalPID:
         """Reveal s_t (G,) after predicting with ``radius`` = q_t; returns err_t (G,)."""
         scores = np.asarray(scores, dtype=float)
         err = (scores > radius).astype(float)
+        self.history.push(scores)
         step = self.lr * self.history.spread() * ((self.t + 1) ** -(0.5 + self.decay) if self.decay is not None else 1)
         self.tracked = self.tracked + step * (err - self.alpha)
-        self.history.push(scores)
         self.error_sum += err - self.alpha
         self.t += 1
         if self.scorecaster is not None:
