@@ -21,16 +21,16 @@ class ConformalPIDMethod(OnlineRadiusMethod):
 
     name = "conformal_pid"
 
-    def __init__(self, alpha: float = 0.1, random_state: int = 0, lr: float = 0.1, window: int = 100,
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, eta: float = 0.1, window: int = 100,
                  c_sat: float = 5.0, k_i: float | None = None, scorecaster: str = "none", refit_every: int = 7,
                  **base_params):
         super().__init__(alpha=alpha, random_state=random_state, **base_params)
-        self.lr, self.window, self.c_sat, self.k_i = lr, window, c_sat, k_i
+        self.eta, self.window, self.c_sat, self.k_i = eta, window, c_sat, k_i
         self.scorecaster, self.refit_every = scorecaster, refit_every
 
     def _check_param_values(self) -> None:
         super()._check_param_values()
-        positive("lr", self.lr)
+        positive("eta", self.eta)
         positive("c_sat", self.c_sat)
         if self.k_i is not None:
             positive("k_i", self.k_i)
@@ -40,5 +40,5 @@ class ConformalPIDMethod(OnlineRadiusMethod):
 
     def _new_calibrator(self, calibration_scores):
         caster = ThetaScorecaster(calibration_scores, self.refit_every) if self.scorecaster == "theta" else None
-        return PIDCalibrator(calibration_scores, self.alpha, self.lr, self.window, integrator=True, c_sat=self.c_sat,
+        return PIDCalibrator(calibration_scores, self.alpha, self.eta, self.window, integrator=True, c_sat=self.c_sat,
                              k_i=self.k_i, scorecaster=caster)

@@ -42,6 +42,11 @@ def _markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: Online conformal methods the paper does not have, in the fesp table after its rows (no paper values).
+BEYOND_THE_PAPER = [("quantile_tracker", "Quantile tracker"), ("conformal_pid", "Conformal PID"),
+                    ("aci_decay", "ACI, decaying steps"), ("dtaci", "DtACI"), ("sf_ogd", "SF-OGD"), ("saocp", "SAOCP")]
+
+
 def _alpha(summary: pd.DataFrame) -> float:
     return float(summary["alpha"].dropna().iloc[0]) if "alpha" in summary and summary["alpha"].notna().any() else 0.1
 
@@ -67,6 +72,7 @@ def fesp_comparison(summary: pd.DataFrame, suite: str = "fesp") -> pd.DataFrame:
         (f"ACI best ({best}) online", "aci", best, None, None),
         ("EnbPI-V2 online", "enbpi", None, "EnbPI-V2", "online"),
         ("NexCP online", "nexcp", None, "NexCP", "online"),
+        *((f"{label} online (beyond the paper)", method, None, None, None) for method, label in BEYOND_THE_PAPER),
     ]
     rows = []
     for label, method, setting, ref_method, ref_setting in rows_spec:

@@ -172,3 +172,14 @@ def test_quantile_tracker_is_aci_on_the_quantile_scale():
         err = tracker.update(s, q)
         level = aci_next_alpha(level, ALPHA, gamma, err)
         assert 0 < level[0] < 1  # inside the levels where the map is linear
+
+
+def test_every_split_conformal_method_shares_acis_base_fits_by_default():
+    """A method parameter must not shadow a base-forecaster one (an `lr` of the tracker once trained the MLP at 0.1)."""
+    from methods.catalog import available_methods
+    from methods.split_conformal import SplitConformalMethod
+
+    reference = get_method("aci")().split_forecaster().config()
+    for name, cls in available_methods().items():
+        if issubclass(cls, SplitConformalMethod):
+            assert cls().split_forecaster().config() == reference, name
