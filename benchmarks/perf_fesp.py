@@ -2,6 +2,7 @@
 
     python -m benchmarks.perf_fesp train  [--epochs 20] [--data-dir DIR]
     python -m benchmarks.perf_fesp aci    [--steps 8760]
+    python -m benchmarks.perf_fesp online [--data-dir DIR] [--scorecaster]
 
 ``train`` (figure a): seconds per online day-step to fit the base MLPs, the
 naive way (a plain PyTorch loop per model: 24 separate per-hour fits for every
@@ -14,7 +15,11 @@ both sides use the same epochs, so the ratio is the figure.
 the grid, pibench's vectorised calibrator versus MAPIE's ACI loop, with the same
 prefit linear model on the same data.
 
-Peak memory (figure c) is measured on the real run:
+``online`` (figure c): the per-step cost of every online calibrator (ACI, AgACI,
+NexCP and the six methods beyond the paper) on fesp's 365 days x 24 hours, each
+beside ACI's, on the same daily-refitted linear base model.
+
+Peak memory (figure d) is measured on the real run:
 ``python -m benchmarks.peak_memory -- pibench run --suite fesp -j 2``.
 Single-threaded throughout (BLAS and torch), as the runner's tasks are.
 """
@@ -114,6 +119,29 @@ def figure_aci(args: argparse.Namespace) -> None:
     print(f"    ratio: {mapie / ours:.0f}x")
 
 
+ONLINE_METHODS = ("aci", "agaci", "nexcp", "quantile_tracker", "conformal_pid", "aci_decay", "dtaci", "sf_ogd",
+                  "saocp")
+
+
+def figure_online(args: argparse.Namespace) -> None:
+    """Per-step cost of each calibrator on fesp's 365 test days x 24 hours, beside ACI's (same linear base fits)."""
+    from benchmarks.protocols import run_series
+    from methods.catalog import get_method
+
+    problem = fesp_problem(data_dir=args.data_dir)
+    print(f"(c) online calibrators on fesp, {problem.n_test} days x {problem.n_groups} hours, the base model refitted"
+          " daily (linear here, the same for every method); seconds of the online loop (predict + update):")
+    seconds = {}
+    for name in ONLINE_METHODS:
+        params = {"scorecaster": "theta"} if name == "conformal_pid" and args.scorecaster else {}
+        out = run_series(problem, get_method(name)(alpha=0.1, base="linear", **params), kind="online", window=1089)
+        seconds[name] = out.predict_seconds
+        print(f"    {name:<17} {out.predict_seconds:7.2f} s  = {1e6 * out.predict_seconds / problem.n_test:8.0f} us per"
+              f" day (24 hours)   x{out.predict_seconds / seconds['aci']:5.1f} ACI's")
+    new = sum(v for k, v in seconds.items() if k not in ("aci", "agaci", "nexcp"))
+    print(f"    the six new methods together: {new:.1f} s of online loop")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="figure", required=True)
@@ -124,10 +152,13 @@ def main(argv: list[str] | None = None) -> None:
     aci = sub.add_parser("aci")
     aci.add_argument("--steps", type=int, default=8760)
     aci.add_argument("--mapie-steps", type=int, default=8760, help="steps actually run through MAPIE")
+    online = sub.add_parser("online")
+    online.add_argument("--data-dir", default=None)
+    online.add_argument("--scorecaster", action="store_true", help="conformal PID with its Theta scorecaster")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     with threadpool_limits(1):
-        (figure_train if args.figure == "train" else figure_aci)(args)
+        {"train": figure_train, "aci": figure_aci, "online": figure_online}[args.figure](args)
 
 
 if __name__ == "__main__":
