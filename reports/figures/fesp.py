@@ -30,6 +30,15 @@ def fesp_paper_figure(results: StoredResults, suite: str = "fesp"):
                 p_half = getattr(row, paper_spread) / (2 if spread == "iqr_length" else 1)
                 ax.errorbar(getattr(row, paper), yi - 0.15, xerr=p_half, fmt="s", mfc="white", color=colour,
                             capsize=3, label="paper" if yi == y[0] else None)
+        # a method with a few huge (infinite, capped) intervals must not squash the others: the axis stops at
+        # three times the typical value, and a cut bar is labelled with its end
+        ends = table[value] + table[spread] / (2 if spread == "iqr_length" else 1)
+        right = min(float(ends.max()), 3 * float(table[value].median())) * 1.1
+        ax.set_xlim(0, right)
+        for yi, end in zip(y, ends):
+            if end > right:
+                ax.annotate(f"-> {end:.0f}", xy=(right, yi + 0.15), xytext=(-2, 4), textcoords="offset points",
+                            ha="right", fontsize=7)
         ax.set_title(title)
         ax.set_xlabel("interval length (EUR/MWh)")
         ax.grid(axis="x", alpha=0.3)

@@ -32,6 +32,9 @@ METHOD_COLOURS = {
     "nexcp": OKABE_ITO["green"], "dprnn": OKABE_ITO["green"],
     "enbpi": OKABE_ITO["purple"], "autoreg": OKABE_ITO["black"],
     "mapie_aci": OKABE_ITO["sky"], "mapie_enbpi": OKABE_ITO["yellow"],
+    # online methods beyond the paper (they share fesp's figures with the paper's conformal methods)
+    "quantile_tracker": OKABE_ITO["sky"], "conformal_pid": "#CA9161", "aci_decay": "#949494",
+    "dtaci": "#FBAFE4", "sf_ogd": OKABE_ITO["yellow"], "saocp": "#6B3FA0",
 }
 NOMINAL_STYLE = {"color": "#444444", "linestyle": "--", "linewidth": 1.0}
 
