@@ -148,7 +148,7 @@ def _quadratic_path(k: float, lr: float, steps: int, implicit: bool) -> list[flo
         opt.zero_grad()
         b.grad = torch.zeros_like(b) if implicit else k * b.detach().clone()
         opt.step(stiffness={b: torch.full_like(b, k)} if implicit else None)
-        path.append(float(b))
+        path.append(float(b.detach()))
     return path
 
 
