@@ -29,7 +29,9 @@ def _run(args: argparse.Namespace) -> int:
     tasks = build_tasks(suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds)
     print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
     report = run_tasks(tasks, args.results_dir, n_jobs=args.jobs, data_dir=args.data_dir,
-                       threads=args.threads, progress=not args.no_progress)
+                       threads=args.threads, progress=not args.no_progress,
+                       device=args.device or suite.get("device", "cpu"), backend=args.backend,
+                       scheduler=args.scheduler)
     for line in report.skipped_datasets:
         print(line)
     print(f"ran {len(report.executed)}, skipped {report.skipped} already finished; summary: {report.summary_path}")
@@ -173,6 +175,9 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from benchmarks.backends import BACKENDS
+    from methods.device import DEVICE_CHOICES
+
     parser = argparse.ArgumentParser(prog="pibench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -184,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-j", "--jobs", type=positive_int, default=1,
                      help="parallel workers (joblib processes; default 1; e.g. -j $(nproc))")
     run.add_argument("--threads", type=positive_int, default=1, help="BLAS/torch threads per task (default 1)")
+    run.add_argument("--device", choices=DEVICE_CHOICES, default=None,
+                     help="where networks train: cpu, cuda, or auto = cuda when torch sees a GPU "
+                          "(default: the suite's `device`, else cpu)")
+    run.add_argument("--backend", choices=BACKENDS, default="loky",
+                     help="loky = processes on this machine (default); dask = a dask cluster ('.[dask]' extra)")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="with --backend dask: the scheduler, e.g. tcp://10.0.0.5:8786 (default: a local "
+                          "cluster of -j workers)")
     run.add_argument("--results-dir", default=DEFAULT_RESULTS, help=f"where results go (default ./{DEFAULT_RESULTS})")
     run.add_argument("--data-dir", default=None, help="data folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
     run.add_argument("--quick", action="store_true", help="the suite's quick variant (minutes)")

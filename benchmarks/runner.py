@@ -1,9 +1,9 @@
 """Run tasks in parallel through joblib, write each result as it finishes, resume on rerun.
 
-Parallelism is joblib's only: loky processes by default, or any backend the
-caller selects with ``joblib.parallel_config`` (e.g. ``backend="dask"`` on a
-cluster). Every task pins its BLAS and torch threads (default 1) so that its
-numbers do not depend on how many workers run beside it.
+Parallelism is joblib's only: loky processes by default, or a dask cluster
+(:mod:`benchmarks.backends`). Every task pins its BLAS and torch threads (default 1)
+so that its numbers do not depend on how many workers run beside it, and runs its
+networks on the run's torch device (:mod:`methods.device`), which its record names.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
+from benchmarks.backends import check_backend, parallel_backend
 from benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
 from benchmarks.preflight import prepare_tasks, task_method, task_problem
 from benchmarks.protocols import ProtocolOutput, run_series, run_set
@@ -31,6 +32,7 @@ from benchmarks.store import ResultsStore, check_results_dir
 from benchmarks.suite import Task
 from data_loaders.problems import SeriesProblem
 from methods.base import IntervalMethod
+from methods.device import describe_device, resolve_device, use_device
 from methods.split_conformal import SplitConformalMethod
 from reports.metrics import default_cap, series_metrics, set_metrics
 from reports.selection import select_current
@@ -51,12 +53,12 @@ def _predictions_frame(problem, out: ProtocolOutput) -> pd.DataFrame:
 
 
 @contextmanager
-def pinned_threads(threads: int):
-    """Fix BLAS and torch threads so a task's numbers do not depend on its neighbours."""
+def task_runtime(threads: int, device: str = "cpu"):
+    """Fix BLAS and torch threads (so a task's numbers do not depend on its neighbours) and the torch device."""
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        with threadpool_limits(threads):
+        with threadpool_limits(threads), use_device(device):
             yield
     finally:
         torch.set_num_threads(previous)
@@ -70,11 +72,12 @@ def forecast_plan(task: Task, problem, method: IntervalMethod) -> ForecastPlan |
 
 
 def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | None = None,
-                 threads: int = 1, shared: bool = False) -> dict:
+                 threads: int = 1, shared: bool = False, device: str = "cpu") -> dict:
     """Run one task, write its record (and predictions), return the record. Never raises.
 
     ``shared``: the runner computed this task's base fits ahead; use them or fail
     (without it, a split-conformal task uses them when present, else fits on demand).
+    ``device``: 'cpu' or 'cuda', resolved (:func:`methods.device.resolve_device`).
     """
     c = task.config
     record = {
@@ -83,6 +86,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         "config": c, "identity": task.identity, "data_fingerprint": task.identity["data"],
         "data_seed": task.data_seed, "method_seed": task.method_seed,
         "started_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **provenance(),
+        "device": device,
     }
     predictions = None
     tic = time.perf_counter()
@@ -90,7 +94,8 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         if record["code_version"] != task.identity["code"]:
             raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
                                f"with {task.identity['code']}: every worker must run the same checkout.")
-        with pinned_threads(threads):
+        record["device"] = describe_device(device)
+        with task_runtime(threads, device):
             problem, _, record["data_files"] = task_problem(task, data_dir)
             method = task_method(task)
             record["method_params"] = method.get_params()
@@ -118,11 +123,11 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
 
 
 def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_dir: str | None = None,
-                  threads: int = 1) -> dict:
+                  threads: int = 1, device: str = "cpu") -> dict:
     """Compute one chunk of shared base fits. A failure leaves its traceback beside the
     chunk; the tasks that needed it then fail with that traceback in their records."""
     try:
-        with pinned_threads(threads):
+        with task_runtime(threads, device):
             problem = task_problem(task, data_dir).problem
             plan = forecast_plan(task, problem, task_method(task))
             write_chunk(problem, task.config["protocol"], plan, fits, results_dir)
@@ -170,18 +175,24 @@ def _drain(jobs, n_jobs: int, bar, executed: list[dict]) -> None:
 
 
 def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int = 1,
-              data_dir: str | None = None, threads: int = 1, progress: bool = True) -> RunReport:
+              data_dir: str | None = None, threads: int = 1, progress: bool = True, device: str = "cpu",
+              backend: str = "loky", scheduler: str | None = None) -> RunReport:
     """Check everything, execute the unfinished tasks, then rewrite ``summary.csv`` from the store.
 
-    Before any work: the results dir must be usable and every task valid
-    (:func:`~benchmarks.preflight.prepare_tasks`; a ValueError lists the problems and
-    nothing is written). The results dir is locked for the run. Phase 1 runs the
-    tasks that need no shared base fits and computes the chunks of those fits,
-    side by side; phase 2 runs the split-conformal tasks on the fits.
+    Before any work: the results dir must be usable, the device and backend
+    available, and every task valid (:func:`~benchmarks.preflight.prepare_tasks`; a
+    ValueError lists the problems and nothing is written). The results dir is locked
+    for the run. Phase 1 runs the tasks that need no shared base fits and computes
+    the chunks of those fits, side by side; phase 2 runs the split-conformal tasks on
+    the fits. ``device`` ('cpu', 'cuda' or 'auto') is where networks train; it is not
+    part of a task's identity (a GPU result replaces no CPU one: the same task is done).
+    ``backend`` 'loky' (this machine) or 'dask' (``scheduler`` address, else a local cluster).
     """
     for name, value in (("n_jobs", n_jobs), ("threads", threads)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
+    check_backend(backend, scheduler)
+    device = resolve_device(device)
     check_results_dir(results_dir)
     tasks, skipped_datasets = prepare_tasks(tasks, data_dir)
     store = ResultsStore(results_dir)
@@ -192,12 +203,15 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
             chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
             rd = str(results_dir)
             # the tasks that need no shared fits (often the longest) start first, the chunks fill the other workers
-            phase1 = [delayed(execute_task)(t, rd, data_dir, threads) for t in todo if t.task_id not in dependent]
-            phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads) for t, fits in chunks]
-            phase2 = [delayed(execute_task)(t, rd, data_dir, threads, True) for t in todo if t.task_id in dependent]
-            with tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
-                _drain(phase1, n_jobs, bar, executed)
-                _drain(phase2, n_jobs, bar, executed)
+            phase1 = [delayed(execute_task)(t, rd, data_dir, threads, False, device)
+                      for t in todo if t.task_id not in dependent]
+            phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads, device) for t, fits in chunks]
+            phase2 = [delayed(execute_task)(t, rd, data_dir, threads, True, device)
+                      for t in todo if t.task_id in dependent]
+            with parallel_backend(backend, n_jobs, scheduler) as workers, \
+                    tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
+                _drain(phase1, workers, bar, executed)
+                _drain(phase2, workers, bar, executed)
         current, _ = select_current(store.records(), code_version())
         summary = write_summary(current, results_dir)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary,

@@ -7,6 +7,7 @@ A suite file::
     alpha = 0.1
     seeds = [0]
     protocol = { kind = "online", window = 500, retrain_every = 50 }
+    device = "auto"                   # optional: where networks train (--device overrides; default cpu)
 
     [[datasets]]
     name = "ar"                       # a registered dataset, or "csv"
@@ -143,7 +144,7 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
 
 #: What each table of a suite file may hold, and the TOML type of each key.
 _SUITE_KEYS = {"name": str, "description": str, "alpha": (int, float), "seeds": list, "protocol": dict,
-               "quick": dict, "datasets": list, "methods": list}
+               "quick": dict, "datasets": list, "methods": list, "device": str}
 _ENTRY_KEYS = {
     "datasets": {"name": str, "label": str, "params": dict, "protocol": dict, "quick": dict, "optional": bool},
     "methods": {"name": str, "setting": str, "params": dict, "grid": dict, "protocol": dict, "datasets": list,

@@ -10,7 +10,7 @@ KEY_COLUMNS = ["suite", "dataset", "method", "setting", "seed"]
 SUMMARY_COLUMNS = KEY_COLUMNS + [
     "coverage", "mean_length", "median_length", "std_length", "iqr_length", "n_infinite", "winkler",
     "joint_coverage", "worst_rolling_coverage", "longest_miss_run", "n_test", "status",
-    "fit_seconds", "predict_seconds", "wall_seconds", "task_id", "data_fingerprint", "code_version",
+    "fit_seconds", "predict_seconds", "wall_seconds", "task_id", "data_fingerprint", "code_version", "device",
 ]
 #: Columns that depend on when and where a task ran, not on its config and seed.
 RUN_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds", "started_at"]
@@ -26,6 +26,7 @@ def summary_frame(records: list[dict]) -> pd.DataFrame:
     for col in SUMMARY_COLUMNS:
         if col not in frame:
             frame[col] = pd.NA
+    frame["device"] = frame["device"].fillna("cpu")  # records from before --device all ran on the cpu
     extra = sorted(c for c in frame.columns if c not in SUMMARY_COLUMNS and c != "traceback")
     frame = frame[SUMMARY_COLUMNS + extra]
     return frame.sort_values(KEY_COLUMNS + ["task_id"], kind="stable").reset_index(drop=True)
@@ -40,7 +41,8 @@ def write_summary(records: list[dict], results_dir: str | Path) -> Path:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """Mean over seeds of the headline metrics per (suite, dataset, method, setting)."""
+    """Mean over seeds of the headline metrics per (suite, dataset, method, setting), and the
+    device(s) that computed them."""
     ok = frame[frame["status"] == "ok"]
     if ok.empty:
         return "_no finished task_\n"
@@ -49,6 +51,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
     table = grouped[metrics].mean(numeric_only=True)
     table.insert(0, "seeds", grouped.size())
     table["coverage"] = 100 * table["coverage"]
+    table["device"] = grouped["device"].agg(lambda d: ", ".join(sorted(set(d))))
     table = table.rename(columns={"coverage": "coverage %"}).reset_index()
     header = "| " + " | ".join(table.columns) + " |"
     rule = "|" + "|".join("---" for _ in table.columns) + "|"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from methods.device import current_device
 from methods.forecasters.scaling import Standardizer
 
 ACTIVATIONS = ("sigmoid", "tanh")
@@ -41,6 +42,10 @@ class MLPWeights:
         with torch.no_grad():
             H = _activate(torch.baddbmm(self.b1, X, self.w1), self.activation)
             return (H * self.w2[:, None, :]).sum(-1).add_(self.b2).numpy().astype(float)
+
+    def to(self, device: torch.device) -> MLPWeights:
+        """These weights on ``device`` (the same object when they are there already)."""
+        return MLPWeights(*(getattr(self, k).to(device) for k in ("w1", "b1", "w2", "b2")), activation=self.activation)
 
     @staticmethod
     def concat(parts: Sequence[MLPWeights]) -> MLPWeights:
@@ -76,14 +81,14 @@ def _train_block(X: torch.Tensor, y: torch.Tensor, weights: MLPWeights, orders: 
     h = weights.w1.shape[2]
     params = (weights.w1, weights.b1, weights.w2, weights.b2)
     bufs = [torch.zeros_like(q) for q in params]
-    offsets = (torch.arange(M) * n)[:, None]
+    offsets = (torch.arange(M, device=X.device) * n)[:, None]
     X_flat, y_flat = X.reshape(M * n, p), y.reshape(M * n)
     buffers: dict[int, tuple[torch.Tensor, ...]] = {}
     for epoch_order in orders:  # (M, n)
         for start in range(0, n, batch_size):
             nb = min(batch_size, n - start)
             if nb not in buffers:
-                buffers[nb] = tuple(torch.empty(shape) for shape in ((M, nb, p), (M, nb, h), (M, nb, h),
+                buffers[nb] = tuple(torch.empty(shape, device=X.device) for shape in ((M, nb, p), (M, nb, h), (M, nb, h),
                                                                       (M, nb, h), (M, p, h)))
             Xb, H, dA, tmp, gw1 = buffers[nb]
             rows = (epoch_order[:, start : start + nb] + offsets).reshape(-1)
@@ -121,24 +126,32 @@ def train_batched_mlp(
     momentum: float = 0.9,
     batch_size: int = 100,
     activation: str = "sigmoid",
-    block_size: int = 16,
+    block_size: int | None = None,
 ) -> MLPWeights:
-    """Train M MLPs on X (M, n, p), y (M, n) with minibatch SGD + momentum on the MSE."""
+    """Train M MLPs on X (M, n, p), y (M, n) with minibatch SGD + momentum on the MSE.
+
+    Training runs on :func:`~methods.device.current_device`; initial weights and minibatch
+    orders are drawn on the CPU and moved there, and the weights come back to the CPU.
+    ``block_size``: models trained together (default: 16 on the CPU, where their activations
+    then stay in cache; all M on a GPU). Models are independent, so it never changes a number.
+    """
     M, n, p = X.shape
     if len(seeds) != M:
         raise ValueError(f"need one seed per model: {len(seeds)} seeds for {M} models.")
     if activation not in ACTIVATIONS:
         raise ValueError(f"activation={activation!r}; choose one of {ACTIVATIONS}.")
-    Xt = torch.as_tensor(np.asarray(X, dtype=np.float32))
-    yt = torch.as_tensor(np.asarray(y, dtype=np.float32))
+    device = current_device()
+    block_size = block_size or (16 if device.type == "cpu" else M)
+    Xt = torch.as_tensor(np.asarray(X, dtype=np.float32)).to(device)
+    yt = torch.as_tensor(np.asarray(y, dtype=np.float32)).to(device)
     parts = []
     for lo in range(0, M, block_size):
         block_seeds = [int(s) for s in seeds[lo : lo + block_size]]
-        weights = init_weights(p, hidden, block_seeds, activation)
-        orders = torch.as_tensor(np.stack([minibatch_orders(n, epochs, s) for s in block_seeds], axis=1))
+        weights = init_weights(p, hidden, block_seeds, activation).to(device)
+        orders = torch.as_tensor(np.stack([minibatch_orders(n, epochs, s) for s in block_seeds], axis=1)).to(device)
         _train_block(Xt[lo : lo + block_size].contiguous(), yt[lo : lo + block_size].contiguous(),
                      weights, orders, lr, momentum, batch_size)
-        parts.append(weights)
+        parts.append(weights.to(torch.device("cpu")))
     return MLPWeights.concat(parts)
 
 

@@ -57,14 +57,16 @@ from scipy.stats import norm
 from torch.func import functional_call, grad, jacrev, vmap
 
 from data_loaders.validation import check_alpha
+from methods.device import current_device
 
 HessianKind = Literal["auto", "exact", "ggn"]
 
 
 def _as_double(a) -> torch.Tensor:
+    """float64 on the current device (:mod:`methods.device`)."""
     if isinstance(a, torch.Tensor):
-        return a.detach().to(dtype=torch.float64)
-    return torch.as_tensor(np.asarray(a), dtype=torch.float64)
+        return a.detach().to(device=current_device(), dtype=torch.float64)
+    return torch.as_tensor(np.asarray(a), dtype=torch.float64, device=current_device())
 
 
 def _chunks(n: int, size: int | None):
@@ -81,7 +83,8 @@ class FlatModel:
     Parameters with ``requires_grad=False`` are held fixed and not counted. The flat
     vector ``theta`` (length R) lists the kept entries parameter by parameter
     (``named_parameters`` order, row-major within a parameter); pruned entries are
-    fixed at 0. The copy is put in eval mode (no dropout, running BatchNorm stats).
+    fixed at 0. The copy is put in eval mode (no dropout, running BatchNorm stats) and lives
+    on :func:`~methods.device.current_device`, as do all the interval computations.
     """
 
     def __init__(self, model: torch.nn.Module, masks: Mapping[str, torch.Tensor] | None = None):
@@ -109,10 +112,11 @@ class FlatModel:
             kept.append(idx + offset)
             offset += p.numel()
         self.n_total = offset
-        self.kept_index = torch.cat(kept) if kept else torch.zeros(0, dtype=torch.long)
-        self.net = copy.deepcopy(model).to(device="cpu", dtype=torch.float64).eval()
-        full = torch.cat([params[name].detach().to("cpu", torch.float64).reshape(-1) for name in self.names]) \
-            if self.names else torch.zeros(0, dtype=torch.float64)
+        device = current_device()
+        self.kept_index = (torch.cat(kept) if kept else torch.zeros(0, dtype=torch.long)).to(device)
+        self.net = copy.deepcopy(model).to(device=device, dtype=torch.float64).eval()
+        full = torch.cat([params[name].detach().to(device, torch.float64).reshape(-1) for name in self.names]) \
+            if self.names else torch.zeros(0, dtype=torch.float64, device=device)
         self.theta0 = full[self.kept_index].clone()
         self.per_row_jacobian = True  # set to False once vmap fails on this module
 
@@ -155,7 +159,7 @@ class FlatModel:
         Reverse-over-reverse (``jacrev(grad(l))``), summed over chunks of training rows.
         """
         n = X.shape[0]
-        hess = torch.zeros(self.n_kept, self.n_kept, dtype=torch.float64)
+        hess = torch.zeros(self.n_kept, self.n_kept, dtype=torch.float64, device=theta.device)
         for sl in _chunks(n, chunk_size):
             f = lambda th, Xc=X[sl], Yc=Y[sl]: self.log_likelihood(th, Xc, Yc, sigma2, n)  # noqa: E731
             hess += jacrev(grad(f), chunk_size=vmap_chunk)(theta)
@@ -197,7 +201,7 @@ class FlatModel:
                      vmap_chunk: int | None = 512) -> torch.Tensor:
         """GGN / Fisher approximation of -Hess l_n: (1/n) sum_i sum_h J_ih J_ih' / sigma2_h, (R, R)."""
         n = X.shape[0]
-        A = torch.zeros(self.n_kept, self.n_kept, dtype=torch.float64)
+        A = torch.zeros(self.n_kept, self.n_kept, dtype=torch.float64, device=theta.device)
         w = 1.0 / sigma2.sqrt()
         for sl in _chunks(n, chunk_size):
             J = self.jacobian(theta, X[sl], chunk_size=None, vmap_chunk=vmap_chunk)  # (c, H, R)
@@ -275,8 +279,8 @@ class AsymptoticNormalIntervals:
             parts.append(((G @ self.a_inv) * G).sum(-1))
         varsigma2 = torch.cat(parts)
         var_mu = varsigma2.clamp_min(0.0) / self.n_train
-        var_total = var_mu + torch.as_tensor(self.sigma2_hat)[None, :]
-        return point.numpy(), var_mu.numpy(), var_total.numpy()
+        var_total = var_mu + torch.as_tensor(self.sigma2_hat, device=var_mu.device)[None, :]
+        return point.cpu().numpy(), var_mu.cpu().numpy(), var_total.cpu().numpy()
 
     def critical_value(self, alpha: float) -> float:
         """z_{alpha/(2H)}: Bonferroni over the H outputs."""
@@ -382,7 +386,7 @@ def fit_asymptotic_normal(
     a_inv = a_inv * (n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
     diagnostics = {"hessian": kind, "exact_not_pd": exact_not_pd, **info}
     return AsymptoticNormalIntervals(
-        flat=flat, theta=theta, a_inv=a_inv, sigma2_hat=sigma2.numpy(), n_train=n,
+        flat=flat, theta=theta, a_inv=a_inv, sigma2_hat=sigma2.cpu().numpy(), n_train=n,
         n_kept=R, single_output=single, diagnostics=diagnostics,
         chunk_size=chunk_size, vmap_chunk=vmap_chunk,
     )

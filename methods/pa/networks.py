@@ -91,7 +91,7 @@ class ElmanRNN(nn.Module):
 
     def forward_sequence(self, x: torch.Tensor) -> torch.Tensor:
         """Outputs at every step: x (m, T, k) -> (m, T), the state starting at 0."""
-        h = torch.zeros(x.shape[0], self.recurrent.in_features, dtype=x.dtype)
+        h = torch.zeros(x.shape[0], self.recurrent.in_features, dtype=x.dtype, device=x.device)
         drive = self.input(x)  # (m, T, hidden)
         states = []
         for t in range(x.shape[1]):

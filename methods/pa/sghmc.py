@@ -127,9 +127,8 @@ class SGHMC(torch.optim.Optimizer):
                 else:
                     buf.mul_(m).add_(grad)
                     if noise_std > 0.0:
-                        noise = torch.randn(
-                            p.shape, generator=self.generator, dtype=p.dtype, device=p.device
-                        )
+                        # drawn by the (CPU) generator, then moved: the same numbers on any device
+                        noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype).to(p.device)
                         buf.add_(noise, alpha=noise_std)
                 if stiffness is not None and p in stiffness:
                     k = stiffness[p]

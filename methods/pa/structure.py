@@ -43,7 +43,7 @@ def live_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], X: torch.Ten
     for start in range(0, X.shape[0], chunk_size):
         probe.zero_grad(set_to_none=True)
         out = probe(X[start:start + chunk_size])
-        weights = torch.randn(out.shape, generator=generator, dtype=out.dtype)
+        weights = torch.randn(out.shape, generator=generator, dtype=out.dtype).to(out.device)
         (weights * out).sum().backward()
         for name, p in probe_params.items():
             if p.grad is not None:

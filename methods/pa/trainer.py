@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from methods.device import current_device
 from methods.pa.prior import MixtureGaussianPrior
 from methods.pa.schedule import AnnealingSchedule
 from methods.pa.sghmc import SGHMC
@@ -78,6 +79,7 @@ def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y
                 prior_weight: float = 0.0) -> None:
     n = len(y)
     for idx in _unit_batches(n, settings.batch_size, settings.unit, generator):
+        idx = idx.to(X.device)
         opt.zero_grad(set_to_none=False)
         # a stack of G independent networks (n_independent = G) sums its G per-group mean losses
         loss = ((model(X[idx]) - y[idx]) ** 2).mean() * getattr(model, "n_independent", 1) / (2 * settings.sigma2)
@@ -98,10 +100,15 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     """Train ``model`` in place; returns the masks {parameter name: bool tensor (True = kept)}.
 
     X, y: the n training samples (any shapes the model maps between, first axis n).
+    Training runs on :func:`~methods.device.current_device` (random numbers drawn on the
+    CPU); the model and the masks are handed back on the CPU.
     """
     settings.check()
     if len(y) < 2:
         raise ValueError("PA needs at least 2 training points.")
+    device = current_device()
+    model.to(device)
+    X, y = X.to(device), y.to(device)
     generator = torch.Generator().manual_seed(int(seed))
     schedule = settings.schedule()
     opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
@@ -127,4 +134,5 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
                    masks={params[k]: m for k, m in masks.items()})
     for _ in range(settings.refine_epochs):
         _train_unit(model, refine, X, y, settings, generator)
-    return masks
+    model.to(torch.device("cpu"))
+    return {name: mask.cpu() for name, mask in masks.items()}

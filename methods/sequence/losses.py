@@ -19,7 +19,7 @@ def pinball_loss(pred: torch.Tensor, y: torch.Tensor, quantiles: Sequence[float]
     whose minimiser over a constant is the q-quantile of y. MQ-RNN (SPEC §3.7) trains
     the alpha/2 and 1 - alpha/2 levels this way.
     """
-    q = torch.as_tensor(quantiles, dtype=pred.dtype)
+    q = torch.as_tensor(quantiles, dtype=pred.dtype, device=pred.device)
     if pred.shape[-1] != len(q):
         raise ValueError(f"pred has {pred.shape[-1]} outputs per step for {len(q)} quantile levels.")
     u = y.unsqueeze(-1) - pred

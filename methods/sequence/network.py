@@ -118,7 +118,7 @@ class SequenceNet(nn.Module):
         hidden = self.lstm.hidden_size
         with torch.enable_grad():
             e = self.lstm(x, weights, trace)  # (m, hidden)
-            units = torch.eye(hidden, dtype=e.dtype)[:, None, :].expand(hidden, m, hidden)  # one cotangent per unit j
+            units = torch.eye(hidden, dtype=e.dtype, device=e.device)[:, None, :].expand(hidden, m, hidden)  # one cotangent per unit j
             deltas = torch.autograd.grad(e, [a for a, _ in trace], grad_outputs=units, is_grads_batched=True)
         D = torch.stack(deltas, dim=-1).permute(1, 0, 2, 3).reshape(m, -1, len(deltas))  # (m, j x 4 hidden, T)
         inputs = torch.nan_to_num(x)  # (m, T, d)
@@ -132,7 +132,7 @@ class SequenceNet(nn.Module):
         for k, v in per_unit.items():  # d out / d lstm = W (d e / d lstm): contract the unit axis j
             shape = params[f"lstm.{k}"].shape
             out[f"lstm.{k}"] = (W @ v.reshape(m, hidden, -1)).reshape(m, O, *shape)
-        eye = torch.eye(O, dtype=x.dtype)
+        eye = torch.eye(O, dtype=x.dtype, device=x.device)
         out["head.weight"] = eye[None, :, :, None] * e[:, None, None, :]  # (m, O, O, hidden)
         out["head.bias"] = eye.expand(m, O, O)
         return out

@@ -13,6 +13,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from methods.device import current_device
+
 
 def train_network(
     net: nn.Module,
@@ -25,7 +27,14 @@ def train_network(
     batch_size: int,
     seed: int,
 ) -> list[float]:
-    """Train ``net`` in place on (x, y); returns the mean minibatch loss of each epoch."""
+    """Train ``net`` in place on (x, y); returns the mean minibatch loss of each epoch.
+
+    Training runs on :func:`~methods.device.current_device` (minibatch orders drawn on the
+    CPU; dropout masks come from that device's generator); ``net`` is handed back on the CPU.
+    """
+    device = current_device()
+    net.to(device)
+    x, y = x.to(device), y.to(device)
     generator = torch.Generator().manual_seed(int(seed))
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     net.train()
@@ -33,10 +42,12 @@ def train_network(
     for _ in range(epochs):
         total, batches = 0.0, 0
         for idx in torch.randperm(len(y), generator=generator).split(batch_size):
+            idx = idx.to(device)
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(net(x[idx]), y[idx])
             loss.backward()
             optimizer.step()
             total, batches = total + float(loss.detach()), batches + 1
         history.append(total / batches)
+    net.to(torch.device("cpu"))
     return history

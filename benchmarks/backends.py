@@ -1,0 +1,62 @@
+"""Where a run's jobs execute: joblib's loky processes on this machine, or a dask cluster.
+
+Both go through joblib (DESIGN: no home-made scheduler); the runner's jobs are
+the same, only ``joblib.parallel_config`` changes. With dask, every worker must
+run the same pibench checkout (the runner checks the code version) and see the
+same results and data folders (a shared file system), and each worker process
+should run one task at a time (``dask worker --nthreads 1``): a task pins torch's
+threads, a process-wide setting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+BACKENDS = ("loky", "dask")
+
+
+def check_backend(backend: str, scheduler: str | None) -> None:
+    """Raise ValueError, with the fix, for a backend that cannot run (before any work)."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend={backend!r}; use one of {', '.join(BACKENDS)}.")
+    if scheduler is not None and backend != "dask":
+        raise ValueError("--scheduler goes with --backend dask (loky runs on this machine only).")
+    if backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ValueError("the dask backend needs dask.distributed: pip install -c constraints.txt -e "
+                             "'.[dask]' (on this machine and on every worker).") from None
+
+
+@contextmanager
+def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) -> Iterator[int]:
+    """Enter the backend; yields the ``n_jobs`` to give ``joblib.Parallel``.
+
+    dask: connect to ``scheduler`` (``tcp://host:8786``), or start a local cluster of
+    ``n_jobs`` single-threaded worker processes when none is given; every worker of
+    the cluster then takes jobs (n_jobs = -1).
+    """
+    check_backend(backend, scheduler)
+    if backend == "loky":
+        yield n_jobs
+        return
+    from distributed import Client, LocalCluster
+    from joblib import parallel_config
+
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None)
+    else:
+        cluster = None
+    try:
+        try:
+            client = Client(cluster if cluster is not None else scheduler)  # dask's connect timeout (config)
+        except OSError as exc:
+            raise ValueError(f"could not reach the dask scheduler at {scheduler} ({exc}); start it with "
+                             "`dask scheduler` and give the address it prints.") from None
+        with client, parallel_config(backend="dask"):
+            yield -1
+    finally:
+        if cluster is not None:
+            cluster.close()
