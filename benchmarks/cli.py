@@ -68,7 +68,8 @@ def _report(args: argparse.Namespace) -> int:
               f"{args.results_dir}` first.", file=sys.stderr)
         return 1
     frame = summary_frame(records)
-    sections = [markdown_table(frame), fesp_tables(frame), order_selection_table(frame),
+    sections = [markdown_table(frame), fesp_tables(frame),
+                *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
                 *(sets_table(frame, suite) for suite in SET_TABLES)]
     failed = failures(frame)
     if failed:

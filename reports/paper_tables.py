@@ -179,7 +179,7 @@ def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str
         "MSFE": _fmt(r.msfe, digits=3), "paper MSFE": _fmt(r.paper_msfe, digits=3),
         "coverage %": _fmt(100 * r.coverage),
     } for r in table.itertuples()]
-    return ("### Order selection: measured vs paper PA-RNN (oracle MSPE = 1.0, oracle 90% length 3.29)\n\n"
+    return (f"### Order selection{f' ({suite})' if suite != 'ar_order' else ''}: measured vs paper PA-RNN (oracle MSPE = 1.0, oracle 90% length 3.29)\n\n"
             + _markdown(rows))
 
 

@@ -21,6 +21,8 @@ SLOW = {
     "pibench run --suite ar_order -j 2",
     "pibench run --suite sets -j 2",
     "pibench run --suite sets_eeg100 -j 2",
+    "pibench run --suite ar_order_paper --device cuda -j 4",
+    "pibench run --suite ar_order_paper --quick -j 2",
 }
 #: Commands that read the shared data files (run only when they are there; `data fetch` then only verifies).
 NEEDS_DATA = ("pibench data fetch fesp", "--suite fesp", "--suite sets")

@@ -1,0 +1,165 @@
+"""CPU vs GPU seconds for the torch work of pibench, side by side in one run.
+
+    python -m benchmarks.perf_device [--repeats 1] [--threads N] [--only a b ...]
+
+Each figure runs pibench's own code under ``use_device("cpu")`` and, when torch
+sees a GPU, ``use_device("cuda")`` (synchronised before the clock stops), on
+synthetic data of the paper's shapes (no download):
+
+(a) one fesp online day-step of base fits: the 24 hourly MLPs of 8 days (192
+    models, 100 sigmoid units, 544 training rows, 300 epochs) as one stack;
+(b) 100 iterations of PA-RNN at the paper's width (Elman, 1,000 units, window 15,
+    batch 36 subsequences of 10 steps) through PA's trainer, in the annealing phase
+    (plus its one pass over the training subsequences for the live weights: 2,000 here);
+(c) one LSTM epoch on EEG-sized data (11,930 sequences of 40 steps, 20 units, 10
+    horizons, batch 150), the sequence methods' training loop;
+(d) PA intervals for the 8,760 fesp test points: the Gauss-Newton matrix of one
+    sparse MLP over 544 rows, then 8,760 predictive variances;
+(e) what batching an order-selection cell would buy: a forward + backward of the 5
+    Elman-1000 networks of a cell, one after another vs as one batched (bmm) stack.
+
+The CPU side uses ``--threads`` torch threads (default: all cores, as a user's
+single job would); the pibench runner gives each task 1 thread and runs -j tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from methods.device import current_device, use_device
+from methods.forecasters.mlp import train_batched_mlp
+from methods.pa.intervals import fit_asymptotic_normal
+from methods.pa.networks import MLP, AfterBurnIn, ElmanRNN
+from methods.pa.trainer import PASettings, train_pa
+from methods.sequence.losses import mse_loss
+from methods.sequence.network import SequenceNet
+from methods.sequence.train import train_network
+
+
+def _seconds(work: Callable[[], object], device: str, repeats: int) -> float:
+    """Best of ``repeats`` runs of ``work`` on ``device`` (on a GPU after one untimed warm-up run,
+    which pays CUDA's start-up and kernel selection)."""
+    def once() -> float:
+        with use_device(device):
+            tic = time.perf_counter()
+            work()
+            if device == "cuda":
+                torch.cuda.synchronize()
+            return time.perf_counter() - tic
+    if device == "cuda":
+        once()
+    return min(once() for _ in range(repeats))
+
+
+def fesp_base_fits() -> Callable[[], object]:
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(192, 544, 13)), rng.normal(size=(192, 544))
+    return lambda: train_batched_mlp(X, y, seeds=list(range(192)), hidden=100, epochs=300, lr=1e-3)
+
+
+def elman_iterations() -> Callable[[], object]:
+    rng = np.random.default_rng(1)
+    seqs = torch.as_tensor(rng.normal(size=(2000, 10, 15)), dtype=torch.float32)
+    targets = torch.as_tensor(rng.normal(size=(2000, 7)), dtype=torch.float32)
+    settings = PASettings(epochs=100, lr=1e-3, batch_size=36, T1=1, T2=2, T3=100, s1=0.05, s0_init=4e-6,
+                          s0_end=1e-7, lam=1e-7, tau=0.1, refine_epochs=0, unit="iteration")
+
+    def work():
+        torch.manual_seed(0)
+        train_pa(AfterBurnIn(ElmanRNN(15, 1000, init_bound=0.003), 3), seqs, targets, settings, seed=0)
+    return work
+
+
+def lstm_epoch() -> Callable[[], object]:
+    rng = np.random.default_rng(2)
+    x = torch.as_tensor(rng.normal(size=(11930, 40, 1)), dtype=torch.float32)
+    y = torch.as_tensor(rng.normal(size=(11930, 10)), dtype=torch.float32)
+
+    def work():
+        torch.manual_seed(0)
+        train_network(SequenceNet(1, 20, 10), x, y, mse_loss, epochs=1, lr=0.01, batch_size=150, seed=0)
+    return work
+
+
+def fesp_intervals() -> Callable[[], object]:
+    rng = np.random.default_rng(3)
+    X, X_test = rng.normal(size=(544, 13)), rng.normal(size=(8760, 13))
+    torch.manual_seed(0)
+    net = MLP(13, 100)
+    masks = {name: torch.rand(p.shape) < 0.25 for name, p in net.named_parameters()}  # ~370 kept weights
+    with torch.no_grad():
+        for name, p in net.named_parameters():
+            p.mul_(masks[name])
+        y = net(torch.as_tensor(X, dtype=torch.float32)).double().numpy() + rng.normal(scale=0.1, size=544)
+
+    def work():
+        fitted = fit_asymptotic_normal(net, masks, X, y, hessian="ggn")
+        fitted.predict(X_test, 0.1)
+    return work
+
+
+def order_cell(batched: bool) -> Callable[[], object]:
+    """5 Elman-1000 forward + backward passes (batch 36 x 10 steps), apart or as one bmm stack."""
+    B, m, T, k, h = 5, 36, 10, 15, 1000
+    gen = torch.Generator().manual_seed(4)
+    cpu = {"W": torch.rand(B, k, h, generator=gen) * 0.006 - 0.003, "V": torch.rand(B, h, h, generator=gen) * 0.006
+           - 0.003, "w": torch.rand(B, h, 1, generator=gen) * 0.06 - 0.03, "x": torch.randn(B, m, T, k, generator=gen)}
+
+    def run(W, V, w, x):  # (B', k, h), (B', h, h), (B', h, 1), (B', m, T, k)
+        state = torch.zeros(x.shape[0], m, h, device=x.device)
+        drive = torch.einsum("bmtk,bkh->bmth", x, W)
+        for t in range(T):
+            state = torch.tanh(drive[:, :, t] + torch.bmm(state, V))
+        torch.bmm(state, w).square().sum().backward()
+
+    def work():
+        p = {name: t.to(current_device()).requires_grad_(name != "x") for name, t in cpu.items()}
+        if batched:
+            run(p["W"], p["V"], p["w"], p["x"])
+        else:
+            for b in range(B):
+                run(p["W"][b : b + 1], p["V"][b : b + 1], p["w"][b : b + 1], p["x"][b : b + 1])
+    return work
+
+
+FIGURES = {
+    "(a) fesp day-step of base fits (192 MLPs, 300 epochs)": fesp_base_fits,
+    "(b) 100 PA-RNN iterations, Elman-1000": elman_iterations,
+    "(c) one LSTM epoch, EEG-sized (11,930 x 40)": lstm_epoch,
+    "(d) PA intervals, 8,760 fesp test points": fesp_intervals,
+    "(e) order-selection cell, 5 Elman-1000 passes apart": lambda: order_cell(batched=False),
+    "(e) order-selection cell, 5 Elman-1000 passes batched": lambda: order_cell(batched=True),
+}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=1, help="timed runs per figure (best kept; default 1)")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads on the CPU side (default: all)")
+    parser.add_argument("--only", nargs="+", metavar="LETTER", help="only these figures, e.g. --only a d")
+    args = parser.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
+    print(f"torch {torch.__version__}; CPU side: {torch.get_num_threads()} thread(s); "
+          f"device: {gpu or 'none (torch sees no CUDA device: CPU column only)'}")
+    print(f"{'figure':<58} {'cpu s':>9} {'cuda s':>9} {'cpu/cuda':>9}")
+    for label, make in FIGURES.items():
+        if args.only and label[1] not in args.only:
+            continue
+        work = make()
+        cpu = _seconds(work, "cpu", args.repeats)
+        if gpu is None:
+            print(f"{label:<58} {cpu:>9.3f} {'-':>9} {'-':>9}", flush=True)
+            continue
+        cuda = _seconds(work, "cuda", args.repeats)
+        print(f"{label:<58} {cpu:>9.3f} {cuda:>9.3f} {cpu / cuda:>8.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
