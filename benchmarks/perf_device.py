@@ -15,8 +15,8 @@ synthetic data of the paper's shapes (no download):
     horizons, batch 150), the sequence methods' training loop;
 (d) PA intervals for the 8,760 fesp test points: the Gauss-Newton matrix of one
     sparse MLP over 544 rows, then 8,760 predictive variances;
-(e) what batching an order-selection cell would buy: a forward + backward of the 5
-    Elman-1000 networks of a cell, one after another vs as one batched (bmm) stack.
+(e) what batching an order-selection cell buys: (b) for the 5 seeds of a cell, one
+    after another vs as one stack of networks (the runner batches cells on a GPU).
 
 The CPU side uses ``--threads`` torch threads (default: all cores, as a user's
 single job would); the pibench runner gives each task 1 thread and runs -j tasks.
@@ -31,10 +31,10 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from methods.device import current_device, use_device
+from methods.device import use_device
 from methods.forecasters.mlp import train_batched_mlp
 from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import MLP, AfterBurnIn, ElmanRNN
+from methods.pa.networks import MLP, AfterBurnIn, ElmanRNN, StackedElmanRNNs
 from methods.pa.trainer import PASettings, train_pa
 from methods.sequence.losses import mse_loss
 from methods.sequence.network import SequenceNet
@@ -62,12 +62,17 @@ def fesp_base_fits() -> Callable[[], object]:
     return lambda: train_batched_mlp(X, y, seeds=list(range(192)), hidden=100, epochs=300, lr=1e-3)
 
 
+def elman_settings() -> PASettings:
+    """100 iterations of PA-RNN's NLAR settings, all in the annealing phase."""
+    return PASettings(epochs=100, lr=1e-3, batch_size=36, T1=1, T2=2, T3=100, s1=0.05, s0_init=4e-6,
+                      s0_end=1e-7, lam=1e-7, tau=0.1, refine_epochs=0, unit="iteration")
+
+
 def elman_iterations() -> Callable[[], object]:
     rng = np.random.default_rng(1)
     seqs = torch.as_tensor(rng.normal(size=(2000, 10, 15)), dtype=torch.float32)
     targets = torch.as_tensor(rng.normal(size=(2000, 7)), dtype=torch.float32)
-    settings = PASettings(epochs=100, lr=1e-3, batch_size=36, T1=1, T2=2, T3=100, s1=0.05, s0_init=4e-6,
-                          s0_end=1e-7, lam=1e-7, tau=0.1, refine_epochs=0, unit="iteration")
+    settings = elman_settings()
 
     def work():
         torch.manual_seed(0)
@@ -104,26 +109,24 @@ def fesp_intervals() -> Callable[[], object]:
 
 
 def order_cell(batched: bool) -> Callable[[], object]:
-    """5 Elman-1000 forward + backward passes (batch 36 x 10 steps), apart or as one bmm stack."""
-    B, m, T, k, h = 5, 36, 10, 15, 1000
-    gen = torch.Generator().manual_seed(4)
-    cpu = {"W": torch.rand(B, k, h, generator=gen) * 0.006 - 0.003, "V": torch.rand(B, h, h, generator=gen) * 0.006
-           - 0.003, "w": torch.rand(B, h, 1, generator=gen) * 0.06 - 0.03, "x": torch.randn(B, m, T, k, generator=gen)}
+    """(b)'s training for the 5 seeds of an order-selection cell: one after another, or as one stack
+    (:class:`~methods.pa.networks.StackedElmanRNNs`, what the runner does on a GPU)."""
+    rng = np.random.default_rng(1)
+    seqs = torch.as_tensor(rng.normal(size=(2000, 5, 10, 15)), dtype=torch.float32)
+    targets = torch.as_tensor(rng.normal(size=(2000, 5, 7)), dtype=torch.float32)
+    settings = elman_settings()
 
-    def run(W, V, w, x):  # (B', k, h), (B', h, h), (B', h, 1), (B', m, T, k)
-        state = torch.zeros(x.shape[0], m, h, device=x.device)
-        drive = torch.einsum("bmtk,bkh->bmth", x, W)
-        for t in range(T):
-            state = torch.tanh(drive[:, :, t] + torch.bmm(state, V))
-        torch.bmm(state, w).square().sum().backward()
+    def initial(b: int) -> ElmanRNN:
+        torch.manual_seed(b)
+        return ElmanRNN(15, 1000, init_bound=0.003)
 
     def work():
-        p = {name: t.to(current_device()).requires_grad_(name != "x") for name, t in cpu.items()}
         if batched:
-            run(p["W"], p["V"], p["w"], p["x"])
+            stack = StackedElmanRNNs.from_members([initial(b) for b in range(5)], burn_in=3)
+            train_pa(stack, seqs, targets, settings, seed=list(range(5)))
         else:
-            for b in range(B):
-                run(p["W"][b : b + 1], p["V"][b : b + 1], p["w"][b : b + 1], p["x"][b : b + 1])
+            for b in range(5):
+                train_pa(AfterBurnIn(initial(b), 3), seqs[:, b], targets[:, b], settings, seed=b)
     return work
 
 
@@ -132,8 +135,8 @@ FIGURES = {
     "(b) 100 PA-RNN iterations, Elman-1000": elman_iterations,
     "(c) one LSTM epoch, EEG-sized (11,930 x 40)": lstm_epoch,
     "(d) PA intervals, 8,760 fesp test points": fesp_intervals,
-    "(e) order-selection cell, 5 Elman-1000 passes apart": lambda: order_cell(batched=False),
-    "(e) order-selection cell, 5 Elman-1000 passes batched": lambda: order_cell(batched=True),
+    "(e) order-selection cell: (b) for 5 seeds, apart": lambda: order_cell(batched=False),
+    "(e) order-selection cell: (b) for 5 seeds, batched": lambda: order_cell(batched=True),
 }
 
 

@@ -26,12 +26,13 @@ from tqdm.auto import tqdm
 from benchmarks.backends import check_backend, parallel_backend
 from benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
 from benchmarks.preflight import prepare_tasks, task_method, task_problem
-from benchmarks.protocols import ProtocolOutput, run_series, run_set
+from benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
 from benchmarks.provenance import code_version, provenance
 from benchmarks.store import ResultsStore, check_results_dir
-from benchmarks.suite import Task
+from benchmarks.suite import Task, stable_hash
 from data_loaders.problems import SeriesProblem
 from methods.base import IntervalMethod
+from methods.catalog import get_method
 from methods.device import describe_device, resolve_device, use_device
 from methods.split_conformal import SplitConformalMethod
 from reports.metrics import default_cap, series_metrics, set_metrics
@@ -72,12 +73,15 @@ def forecast_plan(task: Task, problem, method: IntervalMethod) -> ForecastPlan |
 
 
 def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | None = None,
-                 threads: int = 1, shared: bool = False, device: str = "cpu") -> dict:
+                 threads: int = 1, shared: bool = False, device: str = "cpu",
+                 method: IntervalMethod | None = None, cell: dict | None = None) -> dict:
     """Run one task, write its record (and predictions), return the record. Never raises.
 
     ``shared``: the runner computed this task's base fits ahead; use them or fail
     (without it, a split-conformal task uses them when present, else fits on demand).
     ``device``: 'cpu' or 'cuda', resolved (:func:`methods.device.resolve_device`).
+    ``method``, ``cell``: the task's method, already trained in a cell (:func:`execute_cell`), and
+    what the record says about that cell.
     """
     c = task.config
     record = {
@@ -86,7 +90,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         "config": c, "identity": task.identity, "data_fingerprint": task.identity["data"],
         "data_seed": task.data_seed, "method_seed": task.method_seed,
         "started_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **provenance(),
-        "device": device,
+        "device": device, **({"cell": cell} if cell else {}),
     }
     predictions = None
     tic = time.perf_counter()
@@ -97,7 +101,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         record["device"] = describe_device(device)
         with task_runtime(threads, device):
             problem, _, record["data_files"] = task_problem(task, data_dir)
-            method = task_method(task)
+            method = task_method(task) if method is None else method
             record["method_params"] = method.get_params()
             plan = forecast_plan(task, problem, method)
             if plan is not None and (shared or not missing_chunks(plan, results_dir)):
@@ -136,6 +140,43 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
         return {"method": "base fits", "status": "error", "error": f"{type(exc).__name__}: {exc}"}
 
 
+def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: str | None = None,
+                 threads: int = 1, device: str = "cpu") -> list[dict]:
+    """Train the networks of a cell (:func:`cells`) as one batched network, then run each task
+    on its trained method. If the cell cannot train together, each task trains alone (its
+    record says why, under ``cell``). Never raises."""
+    tic = time.perf_counter()
+    try:
+        with task_runtime(threads, device):
+            methods = [task_method(task) for task in tasks]
+            datas = []
+            for task in tasks:
+                problem = task_problem(task, data_dir).problem
+                schedule = series_schedule(problem, **task.config["protocol"])
+                datas.append(problem.window(schedule.window_start(schedule.fit_steps[0]), schedule.fit_steps[0]))
+            type(methods[0]).fit_together(methods, datas)
+        cell = {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
+    except Exception as exc:
+        methods, cell = [None] * len(tasks), {"members": len(tasks), "error": f"{type(exc).__name__}: {exc}"}
+    return [execute_task(task, results_dir, data_dir, threads, False, device, method, cell)
+            for task, method in zip(tasks, methods)]
+
+
+def cells(tasks: list[Task]) -> tuple[list[list[Task]], list[Task]]:
+    """(cells, the other tasks). A cell: >= 2 offline tasks that differ only in their seed, whose
+    method trains several fits as one network (``fit_together``: PA-RNN's order-selection cells)."""
+    groups: dict[str, list[Task]] = {}
+    others = []
+    for task in tasks:
+        c = task.config
+        if c["protocol"].get("kind") == "offline" and hasattr(get_method(c["method"]["name"]), "fit_together"):
+            groups.setdefault(stable_hash({k: v for k, v in c.items() if k != "seed"}), []).append(task)
+        else:
+            others.append(task)
+    others += [group[0] for group in groups.values() if len(group) == 1]
+    return [group for group in groups.values() if len(group) > 1], others
+
+
 @dataclass
 class RunReport:
     executed: list[dict]
@@ -167,16 +208,17 @@ def _plan_shared_fits(tasks: list[Task], results_dir, data_dir) -> tuple[list, s
 
 
 def _drain(jobs, n_jobs: int, bar, executed: list[dict]) -> None:
-    for record in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
-        if record["method"] != "base fits":
-            executed.append(record)
-        bar.set_postfix_str(f"{record['method']} {record['status']}", refresh=False)
-        bar.update()
+    for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
+        for record in result if isinstance(result, list) else [result]:  # a cell's job returns its tasks' records
+            if record["method"] != "base fits":
+                executed.append(record)
+            bar.set_postfix_str(f"{record['method']} {record['status']}", refresh=False)
+            bar.update()
 
 
 def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int = 1,
               data_dir: str | None = None, threads: int = 1, progress: bool = True, device: str = "cpu",
-              backend: str = "loky", scheduler: str | None = None) -> RunReport:
+              backend: str = "loky", scheduler: str | None = None, batch_cells: bool | None = None) -> RunReport:
     """Check everything, execute the unfinished tasks, then rewrite ``summary.csv`` from the store.
 
     Before any work: the results dir must be usable, the device and backend
@@ -187,12 +229,15 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     the fits. ``device`` ('cpu', 'cuda' or 'auto') is where networks train; it is not
     part of a task's identity (a GPU result replaces no CPU one: the same task is done).
     ``backend`` 'loky' (this machine) or 'dask' (``scheduler`` address, else a local cluster).
+    ``batch_cells`` (default: on a GPU only) trains each cell's networks as one (:func:`cells`);
+    on the CPU every task trains alone, as it always has.
     """
     for name, value in (("n_jobs", n_jobs), ("threads", threads)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
     check_backend(backend, scheduler)
     device = resolve_device(device)
+    batch_cells = device == "cuda" if batch_cells is None else batch_cells
     check_results_dir(results_dir)
     tasks, skipped_datasets = prepare_tasks(tasks, data_dir)
     store = ResultsStore(results_dir)
@@ -203,13 +248,16 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
             chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
             rd = str(results_dir)
             # the tasks that need no shared fits (often the longest) start first, the chunks fill the other workers
-            phase1 = [delayed(execute_task)(t, rd, data_dir, threads, False, device)
-                      for t in todo if t.task_id not in dependent]
+            independent = [t for t in todo if t.task_id not in dependent]
+            batched, independent = cells(independent) if batch_cells else ([], independent)
+            phase1 = [delayed(execute_cell)(cell, rd, data_dir, threads, device) for cell in batched]
+            phase1 += [delayed(execute_task)(t, rd, data_dir, threads, False, device) for t in independent]
             phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads, device) for t, fits in chunks]
             phase2 = [delayed(execute_task)(t, rd, data_dir, threads, True, device)
                       for t in todo if t.task_id in dependent]
+            jobs = len(todo) + len(chunks)
             with parallel_backend(backend, n_jobs, scheduler) as workers, \
-                    tqdm(total=len(phase1) + len(phase2), desc="pibench", unit="job", disable=not progress) as bar:
+                    tqdm(total=jobs, desc="pibench", unit="job", disable=not progress) as bar:
                 _drain(phase1, workers, bar, executed)
                 _drain(phase2, workers, bar, executed)
         current, _ = select_current(store.records(), code_version())

@@ -103,6 +103,72 @@ class ElmanRNN(nn.Module):
         return self.forward_sequence(x)[:, -1]
 
 
+class StackedElmanRNNs(nn.Module):
+    """B independent :class:`ElmanRNN` s trained as one module, outputs after ``burn_in`` steps:
+    x (m, B, T, k) -> (m, B, T - burn_in), member b reading x[:, b].
+
+    Member b's weights are slice b of every parameter, listed in :class:`ElmanRNN`'s
+    parameter order, so that SGHMC draws each member's noise in the order it would
+    alone; every product is a batched matmul over the members, so a member's numbers
+    do not depend on how many others train beside it (``tests/test_pa_rnn_cell.py``).
+    Built from the members' initial networks (:meth:`from_members`); :meth:`member`
+    and :meth:`member_masks` hand member b back as an ElmanRNN and its masks.
+    """
+
+    def __init__(self, members: int, window: int, hidden: int, burn_in: int):
+        super().__init__()
+        self.n_independent, self.burn_in = members, burn_in
+        self.input_weight = nn.Parameter(torch.zeros(members, hidden, window))
+        self.input_bias = nn.Parameter(torch.zeros(members, hidden))
+        self.recurrent_weight = nn.Parameter(torch.zeros(members, hidden, hidden))
+        self.out_weight = nn.Parameter(torch.zeros(members, 1, hidden))
+        self.out_bias = nn.Parameter(torch.zeros(members, 1))
+
+    #: (stacked parameter, the ElmanRNN parameter it stacks), in ElmanRNN's order
+    PARTS = (("input_weight", "input.weight"), ("input_bias", "input.bias"),
+             ("recurrent_weight", "recurrent.weight"), ("out_weight", "out.weight"), ("out_bias", "out.bias"))
+
+    @classmethod
+    def from_members(cls, rnns: list[ElmanRNN], burn_in: int) -> StackedElmanRNNs:
+        first = rnns[0]
+        if first.out.out_features != 1:
+            raise ValueError("stacked Elman RNNs have one output each.")
+        stack = cls(len(rnns), first.input.in_features, first.recurrent.in_features, burn_in)
+        with torch.no_grad():
+            for stacked, single in cls.PARTS:
+                getattr(stack, stacked).copy_(torch.stack([r.get_parameter(single) for r in rnns]))
+        return stack
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        m, B, T, k = x.shape
+        drive = torch.baddbmm(self.input_bias[:, None, :], x.transpose(0, 1).reshape(B, m * T, k),
+                              self.input_weight.transpose(1, 2)).view(B, m, T, -1)
+        h = torch.zeros(B, m, self.recurrent_weight.shape[1], dtype=x.dtype, device=x.device)
+        recurrent_t = self.recurrent_weight.transpose(1, 2)
+        states = []
+        for t in range(T):
+            h = torch.tanh(drive[:, :, t] + torch.bmm(h, recurrent_t))
+            if t >= self.burn_in:
+                states.append(h)
+        S = torch.stack(states, dim=2)  # (B, m, T', hidden)
+        # a product-sum, not a matrix-vector product: its kernel does not change with B
+        out = (S * self.out_weight[:, None]).sum(-1) + self.out_bias[:, None]
+        return out.transpose(0, 1)
+
+    def member(self, b: int) -> ElmanRNN:
+        """Member b as a standalone :class:`ElmanRNN` (a copy, same dtype)."""
+        _, hidden, window = self.input_weight.shape
+        rnn = ElmanRNN(window, hidden).to(self.input_weight.dtype)
+        with torch.no_grad():
+            for stacked, single in self.PARTS:
+                rnn.get_parameter(single).copy_(getattr(self, stacked)[b])
+        return rnn
+
+    def member_masks(self, masks: dict[str, torch.Tensor], b: int, prefix: str = "rnn.") -> dict[str, torch.Tensor]:
+        """The stack's masks restricted to member b, named ``prefix`` + ElmanRNN parameter name."""
+        return {prefix + single: masks[stacked][b] for stacked, single in self.PARTS}
+
+
 class AfterBurnIn(nn.Module):
     """Training view of a recurrent net: outputs of the steps after the first ``burn_in``
     (the paper uses outputs only once the state has accumulated enough past)."""

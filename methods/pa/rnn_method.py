@@ -20,7 +20,7 @@ from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod, register
 from methods.forecasters.scaling import Standardizer
 from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep
+from methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep, StackedElmanRNNs
 from methods.pa.order_readout import estimated_order, hidden_links, selected_lags
 from methods.pa.structure import drop_idle_units
 from methods.pa.trainer import PASettings, train_pa
@@ -81,31 +81,67 @@ class PARNN(IntervalMethod):
             raise ValueError(f"pa_rnn needs seq_len <= n/2; got seq_len={self.seq_len} for a window of {n_steps} "
                              "steps. Use a longer window or a shorter seq_len.")
 
-    def fit(self, data: SeriesData) -> PARNN:
+    def _training_set(self, data: SeriesData) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """Check, fit the scalers; the window's subsequences (N, seq_len, k), their targets (N, seq_len)
+        and the fit's seed."""
         self.check_params()
         self.check_window(data.n_steps, data.y.shape[1])
-        settings = self._settings()
         X, y = data.X[:, 0, :], data.y[:, 0]
         self.x_scaler_, self.y_scaler_ = Standardizer().fit(X), Standardizer().fit(y)
         Xs, ys = self.x_scaler_.transform(X), self.y_scaler_.transform(y)
         seqs = torch.as_tensor(self._subsequences(Xs), dtype=torch.float32)
         targets = torch.as_tensor(np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(ys, self.seq_len)),
                                   dtype=torch.float32)
-        seed = int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
+        self.history_ = Xs[-(self.seq_len - 1):] if self.seq_len > 1 else Xs[:0]
+        return seqs, targets, int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
+
+    def _initial_rnn(self, window: int, seed: int) -> ElmanRNN:
         torch.manual_seed(seed)
-        rnn = ElmanRNN(X.shape[1], self.hidden, init_bound=self.init_bound)
-        masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], settings, seed=seed)
+        return ElmanRNN(window, self.hidden, init_bound=self.init_bound)
+
+    def fit(self, data: SeriesData) -> PARNN:
+        seqs, targets, seed = self._training_set(data)
+        together = self.__dict__.pop("trained_together_", None)
+        if together is not None and together[0] == data.start:
+            rnn, masks = together[1:]
+        else:
+            rnn = self._initial_rnn(seqs.shape[2], seed)
+            masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], self._settings(),
+                             seed=seed)
         compact, compact_masks = drop_idle_units(rnn, masks)  # same function and kept weights, fewer units
         self.fitted_ = fit_asymptotic_normal(LastStep(compact), compact_masks, seqs.double(), targets[:, -1].double(),
                                              hessian=self.hessian)
-        self.window_ = X.shape[1]
+        self.window_ = seqs.shape[2]
         self.lags_ = selected_lags(masks["rnn.input.weight"].numpy())
         self.hidden_links_ = hidden_links(masks["rnn.recurrent.weight"].numpy())
         with torch.no_grad():
             point = LastStep(rnn)(seqs).numpy().astype(float)
-        self.msfe_ = float(np.mean((self.y_scaler_.inverse_transform(point) - y[self.seq_len - 1 :]) ** 2))
-        self.history_ = Xs[-(self.seq_len - 1):] if self.seq_len > 1 else Xs[:0]
+        y = data.y[self.seq_len - 1 :, 0]
+        self.msfe_ = float(np.mean((self.y_scaler_.inverse_transform(point) - y) ** 2))
         return self
+
+    @classmethod
+    def fit_together(cls, methods: list[PARNN], datas: list[SeriesData]) -> None:
+        """Train the networks of several fits as one batched network (an order-selection cell on a GPU).
+
+        Member b keeps its own seed, initial weights, minibatches and SGHMC noise
+        (:class:`~methods.pa.networks.StackedElmanRNNs`), so it gets the network it would get
+        alone up to the rounding of the batched kernels; ``methods[b].fit(datas[b])`` then
+        uses it. The fits must share every setting but the seed, and their data shapes.
+        """
+        def settings(m: PARNN) -> dict:
+            return {k: v for k, v in m.get_params().items() if k != "random_state"}
+        sets = [m._training_set(d) for m, d in zip(methods, datas)]
+        if any(settings(m) != settings(methods[0]) for m in methods) or len({s[0].shape for s in sets}) > 1:
+            raise ValueError("pa_rnn fits train together only with equal settings and equally long windows.")
+        first = methods[0]
+        rnns = [m._initial_rnn(seqs.shape[2], seed) for m, (seqs, _, seed) in zip(methods, sets)]
+        stack = StackedElmanRNNs.from_members(rnns, first.burn_in)
+        X = torch.stack([seqs for seqs, _, _ in sets], dim=1)
+        Y = torch.stack([targets[:, first.burn_in :] for _, targets, _ in sets], dim=1)
+        masks = train_pa(stack, X, Y, first._settings(), seed=[seed for _, _, seed in sets])
+        for b, (method, data) in enumerate(zip(methods, datas)):
+            method.trained_together_ = (data.start, stack.member(b), stack.member_masks(masks, b))
 
     def predict_interval(self, X: np.ndarray) -> Interval:
         if X.shape[:2] != (1, 1):

@@ -32,7 +32,9 @@ import torch
 class SGHMC(torch.optim.Optimizer):
     """SGHMC with per-group ``lr``, ``momentum``, ``temperature`` and ``n`` (see module doc).
 
-    ``generator`` (optional ``torch.Generator``) drives the injected noise; ``masks`` maps a
+    ``generator`` (optional ``torch.Generator``) drives the injected noise; a list of B
+    generators drives a stack of B independent networks (every parameter (B, ...)), member b's
+    noise coming from generator b as if it were trained alone; ``masks`` maps a
     parameter to a bool tensor of its shape (True = trainable). Masks can also be set later
     with :meth:`set_masks`; the temperature with :meth:`set_temperature` or
     ``param_groups[i]["temperature"]``.
@@ -46,7 +48,7 @@ class SGHMC(torch.optim.Optimizer):
         temperature: float = 1.0,
         *,
         n: int,
-        generator: torch.Generator | None = None,
+        generator: torch.Generator | list[torch.Generator] | None = None,
         masks: Mapping[torch.Tensor, torch.Tensor] | None = None,
     ) -> None:
         if not lr > 0:
@@ -128,7 +130,11 @@ class SGHMC(torch.optim.Optimizer):
                     buf.mul_(m).add_(grad)
                     if noise_std > 0.0:
                         # drawn by the (CPU) generator, then moved: the same numbers on any device
-                        noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype).to(p.device)
+                        if isinstance(self.generator, list):
+                            noise = torch.stack([torch.randn(p.shape[1:], generator=g, dtype=p.dtype)
+                                                 for g in self.generator]).to(p.device)
+                        else:
+                            noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype).to(p.device)
                         buf.add_(noise, alpha=noise_std)
                 if stiffness is not None and p in stiffness:
                     k = stiffness[p]

@@ -11,6 +11,7 @@ mask (pruned weights stay exactly 0) and minimises the loss alone (momentum SGD)
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -74,32 +75,55 @@ def _unit_batches(n: int, batch_size: int, unit: str, generator: torch.Generator
     return [torch.randint(0, n, (batch_size,), generator=generator)]
 
 
+def _member_batches(n: int, batch_size: int, unit: str, generators: list[torch.Generator]) -> list[torch.Tensor]:
+    """One unit's minibatches of a stack whose B members draw their own: (batch, B) index tensors."""
+    return [torch.stack(idx, dim=1) for idx in zip(*(_unit_batches(n, batch_size, unit, g) for g in generators))]
+
+
 def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
-                generator: torch.Generator, prior: MixtureGaussianPrior | None = None,
+                generator: torch.Generator | list[torch.Generator], prior: MixtureGaussianPrior | None = None,
                 prior_weight: float = 0.0) -> None:
     n = len(y)
-    for idx in _unit_batches(n, settings.batch_size, settings.unit, generator):
+    members = isinstance(generator, list)
+    batches = (_member_batches if members else _unit_batches)(n, settings.batch_size, settings.unit, generator)
+    for idx in batches:
         idx = idx.to(X.device)
         opt.zero_grad(set_to_none=False)
-        # a stack of G independent networks (n_independent = G) sums its G per-group mean losses
-        loss = ((model(X[idx]) - y[idx]) ** 2).mean() * getattr(model, "n_independent", 1) / (2 * settings.sigma2)
+        if members:  # member b's rows idx[:, b] of its own data X[:, b]; the sum of the members' mean losses
+            column = torch.arange(idx.shape[1], device=X.device)
+            residual = model(X[idx, column]) - y[idx, column]
+            loss = residual.square().sum() / (residual[:, 0].numel() * 2 * settings.sigma2)
+        else:  # a stack of G networks on shared rows (n_independent = G) sums its G per-group mean losses
+            loss = ((model(X[idx]) - y[idx]) ** 2).mean() * getattr(model, "n_independent", 1) / (2 * settings.sigma2)
         loss.backward()
         if prior is None or prior_weight == 0:
             opt.step()
         elif settings.prior_step == "implicit":  # -grad log prior / n = kappa(b) b / n, taken at the new b
             with torch.no_grad():
-                opt.step(stiffness={p: prior.curvature(p).mul_(prior_weight / n) for p in model.parameters()})
+                opt.step(stiffness={p: _of_each(prior.curvature, p, members).mul_(prior_weight / n)
+                                    for p in model.parameters()})
         else:
             with torch.no_grad():
                 for p in model.parameters():
-                    p.grad.sub_(prior.grad_log_density(p), alpha=prior_weight / n)
+                    p.grad.sub_(_of_each(prior.grad_log_density, p, members), alpha=prior_weight / n)
             opt.step()
 
 
-def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings, seed: int) -> dict:
+def _of_each(term, p: torch.Tensor, members: bool) -> torch.Tensor:
+    """A prior term of parameter p; of each member's slice apart for a stack of members, since
+    torch's sigmoid kernel rounds by tensor size and a member must see its own size (bit-for-bit)."""
+    return torch.stack([term(q) for q in p]) if members else term(p)
+
+
+def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
+             seed: int | Sequence[int]) -> dict:
     """Train ``model`` in place; returns the masks {parameter name: bool tensor (True = kept)}.
 
     X, y: the n training samples (any shapes the model maps between, first axis n).
+    ``seed``: one seed, or one per member of a stack of independent networks with their
+    own data (X (n, B, ...), y (n, B, ...), member b on [:, b]; e.g.
+    :class:`~methods.pa.networks.StackedElmanRNNs`): member b then draws its minibatches and
+    SGHMC noise from its own generator, as it would trained alone.
     Training runs on :func:`~methods.device.current_device` (random numbers drawn on the
     CPU); the model and the masks are handed back on the CPU.
     """
@@ -109,7 +133,8 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     device = current_device()
     model.to(device)
     X, y = X.to(device), y.to(device)
-    generator = torch.Generator().manual_seed(int(seed))
+    seeds = [int(s) for s in seed] if isinstance(seed, Sequence) else None
+    generator = [torch.Generator().manual_seed(s) for s in seeds] if seeds else torch.Generator().manual_seed(int(seed))
     schedule = settings.schedule()
     opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
                 generator=generator)
@@ -125,7 +150,7 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
         for name, p in model.named_parameters():
             masks[name] = p.abs() > threshold
             p.mul_(masks[name])
-    masks = live_masks(model, masks, X, torch.Generator().manual_seed(int(seed)))
+    masks = live_masks(model, masks, X, torch.Generator().manual_seed(seeds[0] if seeds else int(seed)))
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.mul_(masks[name])
