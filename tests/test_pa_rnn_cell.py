@@ -89,15 +89,7 @@ def test_fit_together_gives_each_method_its_own_fit():
         PARNN.fit_together([PARNN(**params), PARNN(**{**params, "lr": 1e-3})], datas[:2])
 
 
-def test_the_runner_trains_a_cell_together_and_records_it(tmp_path):
-    """batch_cells (on by default only on a GPU): the 3 seeds of a window train as one network;
-    the tasks, their ids and their results are those of training alone (up to kernel rounding)."""
-    from benchmarks.runner import cells, run_tasks
-    from benchmarks.store import ResultsStore
-    from benchmarks.suite import build_tasks, load_suite
-
-    path = tmp_path / "cell.toml"
-    path.write_text("""
+CELL_SUITE = """
 name = "cell"
 seeds = [0, 1, 2]
 protocol = { kind = "offline" }
@@ -110,7 +102,18 @@ params = { hidden = 16, seq_len = 6, burn_in = 2, iterations = 60, T1 = 20, T2 =
 [[methods]]
 name = "autoreg"
 params = { lags = 1 }
-""")
+"""
+
+
+def test_the_runner_trains_a_cell_together_and_records_it(tmp_path):
+    """batch_cells (on by default only on a GPU): the 3 seeds of a window train as one network;
+    the tasks, their ids and their results are those of training alone (up to kernel rounding)."""
+    from benchmarks.runner import cells, run_tasks
+    from benchmarks.store import ResultsStore
+    from benchmarks.suite import build_tasks, load_suite
+
+    path = tmp_path / "cell.toml"
+    path.write_text(CELL_SUITE)
     tasks = build_tasks(load_suite(str(path)))
     batched, others = cells(tasks)
     assert [len(c) for c in batched] == [3] and len(others) == 3
@@ -130,3 +133,40 @@ params = { lags = 1 }
         assert record["cell"]["members"] == 3 and "error" not in record["cell"]
         assert record["selected_lags"] == by_id[record["task_id"]]["selected_lags"]
         np.testing.assert_allclose(mine["upper"], theirs["upper"], rtol=1e-3)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_a_cell_on_cuda_agrees_with_the_cpu(tmp_path):
+    """On a GPU cells batch by default; the lags and intervals agree with the CPU's tasks trained alone."""
+    from benchmarks.runner import run_tasks
+    from benchmarks.store import ResultsStore
+    from benchmarks.suite import build_tasks, load_suite
+
+    path = tmp_path / "cell.toml"
+    path.write_text(CELL_SUITE)
+    tasks = build_tasks(load_suite(str(path)))
+    cpu = run_tasks(tasks, tmp_path / "cpu", progress=False)
+    gpu = run_tasks(tasks, tmp_path / "gpu", progress=False, device="cuda")
+    by_id = {r["task_id"]: r for r in cpu.executed}
+    for record in gpu.executed:
+        if record["method"] == "pa_rnn":
+            assert record["cell"]["members"] == 3 and record["device"].startswith("cuda: ")
+            assert record["selected_lags"] == by_id[record["task_id"]]["selected_lags"]
+            np.testing.assert_allclose(ResultsStore(tmp_path / "gpu").predictions(record["task_id"])["upper"],
+                                       ResultsStore(tmp_path / "cpu").predictions(record["task_id"])["upper"], rtol=1e-2)
+
+
+def test_a_cell_that_cannot_train_together_trains_its_tasks_alone(tmp_path, monkeypatch):
+    from benchmarks.runner import run_tasks
+    from benchmarks.suite import build_tasks, load_suite
+
+    def refuse(cls, methods, datas):
+        raise MemoryError("no room for the stack")
+
+    monkeypatch.setattr(PARNN, "fit_together", classmethod(refuse))
+    path = tmp_path / "cell.toml"
+    path.write_text(CELL_SUITE)
+    report = run_tasks(build_tasks(load_suite(str(path))), tmp_path / "r", progress=False, batch_cells=True)
+    assert not report.failed
+    rnn = [r for r in report.executed if r["method"] == "pa_rnn"]
+    assert len(rnn) == 3 and all(r["cell"] == {"members": 3, "error": "MemoryError: no room for the stack"} for r in rnn)
