@@ -44,7 +44,7 @@ class MLPWeights:
             return (H * self.w2[:, None, :]).sum(-1).add_(self.b2).numpy().astype(float)
 
     def to(self, device: torch.device) -> MLPWeights:
-        """These weights on ``device`` (the same object when they are there already)."""
+        """These weights on ``device`` (tensors already there are shared, not copied)."""
         return MLPWeights(*(getattr(self, k).to(device) for k in ("w1", "b1", "w2", "b2")), activation=self.activation)
 
     @staticmethod
@@ -88,8 +88,8 @@ def _train_block(X: torch.Tensor, y: torch.Tensor, weights: MLPWeights, orders: 
         for start in range(0, n, batch_size):
             nb = min(batch_size, n - start)
             if nb not in buffers:
-                buffers[nb] = tuple(torch.empty(shape, device=X.device) for shape in ((M, nb, p), (M, nb, h), (M, nb, h),
-                                                                      (M, nb, h), (M, p, h)))
+                shapes = ((M, nb, p), (M, nb, h), (M, nb, h), (M, nb, h), (M, p, h))
+                buffers[nb] = tuple(torch.empty(shape, device=X.device) for shape in shapes)
             Xb, H, dA, tmp, gw1 = buffers[nb]
             rows = (epoch_order[:, start : start + nb] + offsets).reshape(-1)
             torch.index_select(X_flat, 0, rows, out=Xb.view(M * nb, p))

@@ -62,11 +62,10 @@ from methods.device import current_device
 HessianKind = Literal["auto", "exact", "ggn"]
 
 
-def _as_double(a) -> torch.Tensor:
-    """float64 on the current device (:mod:`methods.device`)."""
+def _as_double(a, device: torch.device) -> torch.Tensor:
     if isinstance(a, torch.Tensor):
-        return a.detach().to(device=current_device(), dtype=torch.float64)
-    return torch.as_tensor(np.asarray(a), dtype=torch.float64, device=current_device())
+        return a.detach().to(device=device, dtype=torch.float64)
+    return torch.as_tensor(np.asarray(a), dtype=torch.float64, device=device)
 
 
 def _chunks(n: int, size: int | None):
@@ -268,7 +267,7 @@ class AsymptoticNormalIntervals:
 
     def predictive_variance(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(point, var_mu, var_total), each (m, H): var_mu = varsigma2 / n, var_total = var_mu + sigma2_hat."""
-        X = _as_double(X)
+        X = _as_double(X, self.theta.device)  # where it was fitted, whatever the current device
         with torch.no_grad():
             point = self.flat.forward(self.theta, X)
         parts = []
@@ -329,8 +328,8 @@ def fit_asymptotic_normal(
     """
     if hessian not in ("auto", "exact", "ggn"):
         raise ValueError(f"hessian must be 'auto', 'exact' or 'ggn', got {hessian!r}")
-    X = _as_double(X_train)
-    y = _as_double(y_train)
+    X = _as_double(X_train, current_device())
+    y = _as_double(y_train, current_device())
     if y.ndim not in (1, 2):
         raise ValueError(f"y_train must be (n,) or (n, H), got shape {tuple(y.shape)}")
     single = y.ndim == 1
