@@ -9,9 +9,9 @@ noise on either device; only the arithmetic moves.
 
 On CUDA, torch's deterministic algorithms are switched on (``warn_only``: an
 operation without a deterministic kernel warns instead of failing) and cuBLAS gets
-the fixed workspace it needs for reproducible GEMMs, so a rerun on the same GPU
-model repeats its numbers. CPU and GPU results agree only to float32 rounding,
-compounded over training: the kernels sum in other orders (README, "On a GPU").
+the fixed workspace it needs for reproducible GEMMs, so that a rerun on the same
+GPU model can repeat its numbers. CPU and GPU results agree only to float32
+rounding, compounded over training: the kernels sum in other orders (README, "On a GPU").
 """
 
 from __future__ import annotations
