@@ -3,8 +3,6 @@ and its records and predictions equal the loky run's."""
 
 from __future__ import annotations
 
-import json
-
 import dask
 import pandas as pd
 import pytest
@@ -20,11 +18,7 @@ RUN_FIELDS = {"started_at", "fit_seconds", "predict_seconds", "wall_seconds", "h
 
 
 def stored(results_dir):
-    out = {}
-    for path in (results_dir / "tasks").glob("*.json"):
-        record = json.loads(path.read_text())
-        out[record["task_id"]] = {k: v for k, v in record.items() if k not in RUN_FIELDS}
-    return out
+    return {r["task_id"]: {k: v for k, v in r.items() if k not in RUN_FIELDS} for r in ResultsStore(results_dir).records()}
 
 
 def predictions(results_dir, task_id):

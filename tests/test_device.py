@@ -3,7 +3,6 @@ CPU numbers unchanged; CUDA agreement where a GPU is present (skipped without on
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 import torch
 
 from benchmarks.cli import main
+from benchmarks.store import ResultsStore
 from methods.device import current_device, resolve_device, use_device
 from methods.forecasters.mlp import train_batched_mlp
 
@@ -48,7 +48,7 @@ def tiny_suite(folder: Path, device: str | None = None) -> str:
 
 
 def records(results_dir: Path) -> list[dict]:
-    return [json.loads(p.read_text()) for p in sorted((results_dir / "tasks").glob("*.json"))]
+    return ResultsStore(results_dir).records()
 
 
 def test_resolve_device_names():
