@@ -10,6 +10,7 @@ threads, a process-wide setting.
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,6 +29,28 @@ def check_backend(backend: str, scheduler: str | None) -> None:
         except ImportError:
             raise ValueError("the dask backend needs dask.distributed: pip install -c constraints.txt -e "
                              "'.[dask]' (on this machine and on every worker).") from None
+    if scheduler is not None:
+        _probe_scheduler(scheduler)
+
+
+#: Seconds to wait for a dask scheduler to accept a connection, before any work starts.
+CONNECT_TIMEOUT = 5.0
+
+
+def _probe_scheduler(address: str) -> None:
+    """ValueError, within :data:`CONNECT_TIMEOUT`, if a tcp:// scheduler address takes no connection."""
+    scheme, _, rest = address.rpartition("://")
+    if scheme not in ("", "tcp"):
+        return  # tls, ucx, ...: dask's own connect says what is wrong
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"--scheduler {address!r}: give the address as tcp://HOST:PORT, e.g. tcp://10.0.0.5:8786.")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise ValueError(f"could not reach the dask scheduler at {address} within {CONNECT_TIMEOUT:g} s "
+                         f"({exc.strerror or exc}); start it with `dask scheduler` and give the address it "
+                         "prints.") from None
 
 
 @contextmanager
@@ -51,7 +74,7 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
         cluster = None
     try:
         try:
-            client = Client(cluster if cluster is not None else scheduler)  # dask's connect timeout (config)
+            client = Client(cluster) if cluster is not None else Client(scheduler, timeout=CONNECT_TIMEOUT)
         except OSError as exc:
             raise ValueError(f"could not reach the dask scheduler at {scheduler} ({exc}); start it with "
                              "`dask scheduler` and give the address it prints.") from None

@@ -35,6 +35,8 @@ def _run(args: argparse.Namespace) -> int:
     for line in report.skipped_datasets:
         print(line)
     print(f"ran {len(report.executed)}, skipped {report.skipped} already finished; summary: {report.summary_path}")
+    for line in report.redone:
+        print(f"  ran again: {line}")
     for record in report.failed:
         first_line = (record["error"].strip() or "no message").splitlines()[0]
         print(f"FAILED {record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}: "
@@ -43,12 +45,24 @@ def _run(args: argparse.Namespace) -> int:
     return 1 if report.failed else 0
 
 
+def _clear_summaries(results_dir: str) -> None:
+    """Rewrite summary.csv (header only) and drop summary.md, so neither shows rows the store no longer backs."""
+    from reports.summary import write_summary
+
+    try:
+        write_summary([], results_dir)
+        (Path(results_dir) / "summary.md").unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
 def _current_records(results_dir: str) -> tuple[list[dict], list[str]]:
     """The records the tables show and one line per stored file left out (reports/selection.py)."""
     from benchmarks.provenance import code_version
-    from benchmarks.store import ResultsStore
+    from benchmarks.store import ResultsStore, check_results_dir
     from reports.selection import select_current
 
+    check_results_dir(results_dir, for_writing=False)
     records, unreadable = ResultsStore(results_dir).scan()
     current, superseded = select_current(records, code_version())
     left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
@@ -58,19 +72,21 @@ def _current_records(results_dir: str) -> tuple[list[dict], list[str]]:
 
 def _report(args: argparse.Namespace) -> int:
     from benchmarks.provenance import code_version
-    from reports.paper_tables import SET_TABLES, fesp_tables, order_selection_table, sets_table
+    from reports.paper_tables import fesp_tables, order_selection_table, set_suites, sets_table
     from reports.summary import failures, markdown_table, summary_frame, write_summary
 
     records, left_out = _current_records(args.results_dir)
     if not records:
         reasons = f" ({len(left_out)} file(s) there could not be used: {left_out[0]}, ...)" if left_out else ""
+        if left_out:  # the tables had rows once: no summary may keep showing them
+            _clear_summaries(args.results_dir)
         print(f"no usable results under {args.results_dir}{reasons}; run `pibench run --results-dir "
               f"{args.results_dir}` first.", file=sys.stderr)
         return 1
     frame = summary_frame(records)
     sections = [markdown_table(frame), fesp_tables(frame),
                 *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
-                *(sets_table(frame, suite) for suite in SET_TABLES)]
+                *(sets_table(frame, suite) for suite in set_suites(frame))]
     failed = failures(frame)
     if failed:
         sections.append(f"### Failed tasks ({len(failed)})\n\n" + "".join(f"- {line}\n" for line in failed))

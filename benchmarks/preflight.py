@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from benchmarks.protocols import series_schedule
 from benchmarks.provenance import code_version, plugin_source
-from benchmarks.suite import Task
+from benchmarks.suite import Task, check_runner_set
 from data_loaders.fingerprint import problem_fingerprint, source_files
 from data_loaders.paths import DataNotFoundError
 from data_loaders.problems import Problem, SeriesProblem
@@ -35,7 +35,8 @@ class SetupError(ValueError):
 
 
 def build_method(name: str, params: dict, alpha: float, seed: int) -> IntervalMethod:
-    """Instantiate a registered method; unknown parameters give a ValueError listing the valid ones."""
+    """Instantiate a registered method; unknown or runner-set parameters give a ValueError with the fix."""
+    check_runner_set(name, params)
     cls = get_method(name)
     valid = cls._param_names()
     unknown = sorted(set(params) - set(valid))

@@ -10,6 +10,10 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+#: pibench's version, read from the source (pyproject.toml takes it from here), so an installed
+#: tree and a plain checkout of the same source name the same code version.
+PIBENCH_VERSION = "0.1.0"
+
 PACKAGES = ("pibench", "numpy", "pandas", "torch", "scipy", "statsmodels", "mapie", "joblib")
 
 
@@ -40,16 +44,18 @@ def _result_source_files() -> list[Path]:
 
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """``<pibench version>+src.<hash>``: the package version and a sha256 of :data:`RESULT_SOURCES`.
+    """``<pibench version>+src.<hash>``: :data:`PIBENCH_VERSION` and a sha256 of :data:`RESULT_SOURCES`.
 
     Part of every task id and cache key, so results computed by other code are
     never taken for current ones (a commit that touches only docs, the CLI or the
-    reports keeps them).
+    reports keeps them). It reads the source files alone, never the installed
+    package's metadata: a pip-installed tree and a plain checkout of the same
+    source give the same version.
     """
     h = hashlib.sha256()
     for path in _result_source_files():
         h.update(path.relative_to(PROJECT_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return f"{package_versions()['pibench'] or 'unknown'}+src.{h.hexdigest()[:12]}"
+    return f"{PIBENCH_VERSION}+src.{h.hexdigest()[:12]}"
 
 
 def plugin_source(cls: type) -> str | None:

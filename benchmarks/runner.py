@@ -35,7 +35,7 @@ from methods.base import IntervalMethod
 from methods.catalog import get_method
 from methods.device import describe_device, resolve_device, use_device
 from methods.split_conformal import SplitConformalMethod
-from reports.metrics import default_cap, series_metrics, set_metrics
+from reports.metrics import default_cap, metrics_from_predictions
 from reports.selection import select_current
 from reports.summary import write_summary
 
@@ -48,7 +48,8 @@ def _predictions_frame(problem, out: ProtocolOutput) -> pd.DataFrame:
         index = {"t": np.repeat(steps, k), "time": np.repeat(problem.time[steps].astype(str), k),
                  "group": np.tile(np.asarray(problem.groups), n)}
     else:
-        index = {"item": np.repeat(np.arange(n), k), "horizon": np.tile(np.arange(1, k + 1), n)}
+        index = {"item": np.repeat(np.arange(n), k), "sequence": np.repeat(problem.sequence_ids(), k),
+                 "horizon": np.tile(np.arange(1, k + 1), n)}
     return pd.DataFrame({**index, "y": out.y.ravel(), "lower": out.lower.ravel(),
                          "upper": out.upper.ravel(), "point": out.point.ravel()})
 
@@ -110,12 +111,10 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             cap = default_cap(*problem.train_target_range())
             if isinstance(problem, SeriesProblem):
                 out = run_series(problem, method, **c["protocol"])
-                metrics = series_metrics(out.y, out.lower, out.upper, c["alpha"], cap)
-                metrics["mspe"] = float(np.mean((out.y - out.point) ** 2))  # mean squared prediction error
             else:
                 out = run_set(problem, method)
-                metrics = set_metrics(out.y, out.lower, out.upper, c["alpha"], cap)
         predictions = _predictions_frame(problem, out)
+        metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
         record.update(method.diagnostics())
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)
@@ -183,6 +182,7 @@ class RunReport:
     skipped: int
     summary_path: Path
     skipped_datasets: list[str] = field(default_factory=list)
+    redone: list[str] = field(default_factory=list)  # stored but unusable tasks that ran again, with why
 
     @property
     def failed(self) -> list[dict]:
@@ -242,7 +242,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     tasks, skipped_datasets = prepare_tasks(tasks, data_dir)
     store = ResultsStore(results_dir)
     with store.lock():
-        todo = [t for t in tasks if not store.is_done(t.task_id)]
+        why = {t.task_id: store.why_not_done(t.task_id) for t in tasks}
+        todo = [t for t in tasks if why[t.task_id] is not None]
+        redone = [f"{t.label()} (task {t.task_id}): {why[t.task_id]}" for t in todo if why[t.task_id] != "no record"]
         executed: list[dict] = []
         if todo:
             chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
@@ -263,4 +265,4 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         current, _ = select_current(store.records(), code_version())
         summary = write_summary(current, results_dir)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary,
-                     skipped_datasets=skipped_datasets)
+                     skipped_datasets=skipped_datasets, redone=redone)

@@ -6,8 +6,10 @@ config, its data fingerprint and the code version). Both are written atomically
 carries the sha256 of the predictions file. A task counts as done only if its
 record parses, is a JSON object with the fields a finished record has, its id
 matches its file name, and its predictions file exists with that checksum;
-anything else is recomputed by the next run, and :meth:`ResultsStore.scan` says
-why each such file was left out.
+and every metric the record states equals its recomputation from those predictions
+(:func:`reports.metrics.metrics_mismatch`: a record edited by hand is left out as
+tampered). Anything else is recomputed by the next run, and
+:meth:`ResultsStore.scan` says why each such file was left out.
 
 One ``pibench run`` at a time per results dir: :meth:`ResultsStore.lock` takes an
 exclusive lock on ``<results-dir>/.lock`` (released by the OS if the process dies)
@@ -28,6 +30,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pandas as pd
+
+from reports.metrics import metrics_mismatch
 
 #: Fields every record has; an ok record also has the metrics and its predictions' checksum.
 RECORD_FIELDS = ("task_id", "status", "config", "identity", "dataset", "method", "setting", "seed")
@@ -56,15 +60,42 @@ class Skipped:
     reason: str
 
 
-def check_results_dir(root: str | os.PathLike) -> Path:
-    """The results dir as a Path; ValueError (with the fix) if it cannot hold results. Creates nothing."""
+def check_results_dir(root: str | os.PathLike, *, for_writing: bool = True) -> Path:
+    """The results dir as a Path; ValueError (with the fix) if it cannot hold results. Creates nothing.
+
+    For writing, every folder a run writes into (the dir, ``tasks/``, ``cache/``) must be
+    writable where it exists, so a run never computes what it cannot store.
+    """
+    if not str(root).strip():
+        raise ValueError("--results-dir is empty; give a folder, e.g. --results-dir results.")
     root = Path(root)
+    if root.is_symlink() and not root.exists():
+        raise ValueError(f"--results-dir {root} is a link to {os.readlink(root)}, which does not exist; create the "
+                         "folder it points to, or give another --results-dir.")
     if root.exists() and not root.is_dir():
-        raise ValueError(f"--results-dir {root} is a file, not a folder; give a folder (it is created if missing).")
+        raise ValueError(f"--results-dir {root} is a file, not a folder; give a folder"
+                         f"{' (it is created if missing)' if for_writing else ' that holds pibench results'}.")
+    if not for_writing:
+        return root
+    for folder in (root / "tasks", root / "cache"):
+        if folder.exists() and not _writable(folder):
+            raise ValueError(f"--results-dir {root}: no permission to write in {folder} (or it is not a folder); make it "
+                             "a writable folder, or give another --results-dir.")
     existing = next((p for p in [root, *root.parents] if p.exists()), None)
-    if existing is not None and not os.access(existing, os.W_OK | os.X_OK):
+    if existing is not None and not _writable(existing):
         raise ValueError(f"--results-dir {root}: no permission to write in {existing}; give a folder you can write to.")
     return root
+
+
+def _writable(folder: Path) -> bool:
+    """Whether a file can be created in ``folder``: tried for real (permissions, read-only mounts, root alike)."""
+    if not folder.is_dir():
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=folder, prefix=".pibench-probe-"):
+            return True
+    except OSError:
+        return False
 
 
 class ResultsStore:
@@ -124,14 +155,27 @@ class ResultsStore:
             predictions = self.predictions_path(path.stem)
             if not predictions.is_file():
                 return None, "its predictions file is missing"
-            if _sha256(predictions.read_bytes()) != record["predictions_sha256"]:
+            data = predictions.read_bytes()
+            if _sha256(data) != record["predictions_sha256"]:
                 return None, "its predictions file does not match the checksum in the record (truncated or changed)"
+            try:
+                mismatch = metrics_mismatch(record, pd.read_parquet(io.BytesIO(data)))
+            except Exception as exc:  # an unreadable parquet with a matching checksum: written so, never trusted
+                mismatch = f"unreadable predictions ({type(exc).__name__})"
+            if mismatch:
+                return None, f"tampered: its metrics disagree with its predictions ({mismatch})"
         return record, None
 
     def is_done(self, task_id: str) -> bool:
         """True iff the task has a complete, checked record with status ok."""
-        record, _ = self._load(self.record_path(task_id))
-        return record is not None and record["status"] == "ok"
+        return self.why_not_done(task_id) is None
+
+    def why_not_done(self, task_id: str) -> str | None:
+        """None if the task is done, else why not ('no record', a failed run, a damaged file)."""
+        record, why = self._load(self.record_path(task_id))
+        if record is not None and record["status"] != "ok":
+            return "its previous run failed"
+        return why
 
     def scan(self) -> tuple[list[dict], list[Skipped]]:
         """Every complete record (finished or failed), and the files left out with the reason."""

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg
+from data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
 from data_loaders.validation import check_alpha
 from methods.catalog import get_method
 
@@ -131,6 +131,9 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"suite file {path} is not valid TOML: {exc}. Fix that line (format at the top of "
                          "benchmarks/suite.py).") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"suite file {path} is not text (not UTF-8): give a TOML suite file (format at the top "
+                         "of benchmarks/suite.py) or a built-in suite name.") from None
     suite.setdefault("name", path.stem)
     _check_schema(suite, path)
     _check_method_datasets(suite, path)
@@ -166,8 +169,12 @@ def _check_schema(suite: dict, path: Path) -> None:
     """The suite file's keys and types (format at the top of this module); errors name the file and entry."""
     _check_table(suite, _SUITE_KEYS, f"suite {path}")
     _check_table(suite.get("quick", {}), _SUITE_KEYS, f"suite {path} [quick]")
-    if not all(isinstance(s, int) and not isinstance(s, bool) for s in suite.get("seeds", [0])):
-        raise ValueError(f"suite {path}: seeds = {suite['seeds']!r} must be a list of whole numbers.")
+    for table in (suite, suite.get("quick", {})):
+        if "seeds" in table:
+            try:
+                check_seeds(table["seeds"])
+            except ValueError as exc:
+                raise ValueError(f"suite {path}: {exc}") from None
     for kind, allowed in _ENTRY_KEYS.items():
         entries = suite.get(kind)
         if not entries:
@@ -178,9 +185,30 @@ def _check_schema(suite: dict, path: Path) -> None:
                 raise ValueError(f"{where} needs a name = \"...\" (a registered {kind[:-1]}).")
             _check_table(entry, allowed, f"{where} ({entry['name']})")
             _check_table(entry.get("quick", {}), {**allowed, **_QUICK_ONLY}, f"{where} ({entry['name']}) quick")
+            if kind == "methods":
+                for table in (entry, entry.get("quick", {})):
+                    try:
+                        check_runner_set(entry["name"], [*table.get("params", {}), *table.get("grid", {})])
+                    except ValueError as exc:
+                        raise ValueError(f"{where}: {exc}") from None
             for key, values in entry.get("grid", {}).items():
                 if not isinstance(values, list) or not values:
                     raise ValueError(f"{where} ({entry['name']}): grid {key} = {values!r} must be a non-empty list.")
+
+
+#: Method arguments the runner sets, and where a suite sets them instead.
+RUNNER_SET = {
+    "alpha": "the miscoverage level is the suite's: alpha = ... at the top of the suite file",
+    "random_state": "a method's seed is derived from the suite's seeds (seeds = [...] or --seeds)",
+}
+
+
+def check_runner_set(method: str, params) -> None:
+    """ValueError if ``params`` (a method entry's params or grid keys) names an argument the runner sets."""
+    reserved = [k for k in params if k in RUNNER_SET]
+    if reserved:
+        raise ValueError(f"method {method!r}: {reserved[0]} is set by the runner, not in params or grid "
+                         f"({RUNNER_SET[reserved[0]]}); remove it from the method's entry.")
 
 
 def _check_method_datasets(suite: dict, path: Path) -> None:
@@ -212,6 +240,45 @@ def _grid_points(entry: dict) -> list[tuple[dict, str]]:
     return points
 
 
+def _check_command_line_dataset(name: str, params: dict) -> None:
+    """A dataset given with --datasets has no parameters beyond csv:PATH:TARGET's: one that needs some
+    (csv_sets' path, input_length, horizon) is an error naming the suite file to write."""
+    missing = [p for p in required_params(name) if p not in params]
+    if not missing:
+        return
+    if name == "csv":
+        raise ValueError("--datasets csv needs a file and a column: write it as csv:PATH:TARGET, e.g. "
+                         "csv:prices.csv:price.")
+    example = ", ".join(f"{p} = {_EXAMPLE_VALUES.get(p, '...')}" for p in missing)
+    raise ValueError(f"dataset {name!r} needs {', '.join(missing)}, which only a suite file can give: save the two "
+                     f"lines `datasets = [{{ name = \"{name}\", params = {{ {example} }} }}]` and "
+                     f"`methods = [{{ name = \"cfrnn\" }}]` as my_suite.toml and run "
+                     "`pibench run --suite my_suite.toml` (format at the top of benchmarks/suite.py).")
+
+
+_EXAMPLE_VALUES = {"path": '"sets.csv"', "input_length": "10", "horizon": "2", "target": '"y"'}
+
+
+#: Replicate seeds seed numpy's RandomState (set splits) too, which takes 0 <= s < 2**32.
+MAX_SEED = 2**32 - 1
+
+
+def check_seeds(seeds) -> list[int]:
+    """The replicate seeds as ints; ValueError (with the fix) for a repeat, a negative or a too large one."""
+    seeds = list(seeds)
+    bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_SEED]
+    if bad:
+        raise ValueError(f"seed {bad[0]!r} is not a whole number from 0 to {MAX_SEED}; give seeds such as 0 1 2 "
+                         "(--seeds or seeds = [...]).")
+    repeated = sorted({s for s in seeds if seeds.count(s) > 1})
+    if repeated:
+        raise ValueError(f"seed {repeated[0]} is given {seeds.count(repeated[0])} times; each seed names one "
+                         "replicate, so give each once.")
+    if not seeds:
+        raise ValueError("no seed given: give at least one (--seeds 0 or seeds = [0]).")
+    return [int(s) for s in seeds]
+
+
 def build_tasks(
     suite: dict,
     *,
@@ -239,9 +306,12 @@ def build_tasks(
         names = {d["name"] for d in dataset_entries}
         dataset_entries = [d for d in dataset_entries if d["name"] in {n for _, n, p in parsed if not p}]
         # a dataset the suite does not know is fitted on its whole training span
+        added = [(text, n, p) for text, n, p in parsed if p or n not in names]
+        for text, n, p in added:
+            _check_command_line_dataset(n, p)
         dataset_entries += [{"name": n, "params": p, "label": text, "protocol": {"window": None}}
-                            for text, n, p in parsed if p or n not in names]
-    seeds = list(seeds if seeds is not None else suite.get("seeds", [0]))
+                            for text, n, p in added]
+    seeds = check_seeds(seeds if seeds is not None else suite.get("seeds", [0]))
 
     tasks = []
     for d in dataset_entries:

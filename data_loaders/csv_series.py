@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from data_loaders.problems import SeriesProblem
+from data_loaders.tables import check_magnitude, read_table
 
 #: Fewest test points: below 100 a coverage estimate's standard error exceeds 3 points at 90%.
 MIN_TEST_POINTS = 100
@@ -45,9 +46,23 @@ def _order(frame: pd.DataFrame, time: str, path: Path) -> pd.DataFrame:
                 f"(e.g. {example!r}), so pibench cannot order the rows by it. Give numbers or dates, or leave "
                 "`time` out to keep the file's row order.")
     if key.duplicated().any():
-        raise ValueError(f"{path}: the time column {time!r} repeats {column[key.duplicated()].iloc[0]!r}; a series "
+        raise ValueError(f"{path}: the time column {time!r} repeats {column[key.duplicated()].iloc[0]}; a series "
                          "has one row per step.")
     return frame.iloc[np.argsort(key.to_numpy(), kind="stable")]
+
+
+def _check_roles(target: str, features: list[str], time: str | None, path: Path) -> None:
+    """Each column plays one part: the target is no feature, and the time column neither target nor feature."""
+    if target in features:
+        raise ValueError(f"{path}: the target {target!r} is also listed in features; a feature is known before "
+                         "the target is revealed, so drop it from features (its past values are the lags).")
+    if len(set(features)) < len(features):
+        raise ValueError(f"{path}: features = {features} names a column twice; list each once.")
+    if time is not None and (time == target or time in features):
+        role = "the target" if time == target else "a feature"
+        raise ValueError(f"{path}: the time column {time!r} is also {role}; sorting a series by its own "
+                         "values destroys its order. Give the column of dates or step numbers as time, or "
+                         "leave time out to keep the file's row order.")
 
 
 def csv_problem(
@@ -67,8 +82,9 @@ def csv_problem(
         raise ValueError(f"lags={lags!r} must be a whole number >= 0 (0: no target lags, features only).")
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction={test_fraction} must lie in (0, 1).")
-    frame = pd.read_csv(path)
     features = list(features or [])
+    _check_roles(target, features, time, path)
+    frame = read_table(path)
     wanted = [target, *features] + ([time] if time else [])
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
@@ -85,6 +101,7 @@ def csv_problem(
             f"{path}: {int(bad.sum())} row(s) have a missing, non-numeric or infinite value in "
             f"{[target, *features]} (first rows {rows}); clean or drop them."
         )
+    check_magnitude(values.to_numpy(float), [target, *features], path)
     n_rows = len(frame)
     n_test = int(round(n_rows * test_fraction))
     if n_test < MIN_TEST_POINTS:
@@ -96,6 +113,11 @@ def csv_problem(
         raise ValueError(f"{path}: {n_rows} rows leave {n_rows - n_test - lags} training row(s) after the "
                          f"{n_test} test rows and {lags} lag rows; give a longer series or a smaller test_fraction.")
     y_all = values[target].to_numpy(float)
+    train_target = y_all[lags:n_rows - n_test]
+    if np.ptp(train_target) == 0:
+        raise ValueError(f"{path}: the target {target!r} is constant ({train_target[0]:g}) over the training span "
+                         f"(rows before the last {n_test}); a constant series has no uncertainty to bound. Give "
+                         "another column or a longer series.")
     columns = [values[features].to_numpy(float)] if features else []
     columns += [np.roll(y_all, k)[:, None] for k in range(1, lags + 1)]
     X = np.concatenate(columns, axis=1)[lags:]

@@ -2,8 +2,18 @@
 
 Each sequence is its rows ordered by step. :func:`csv_sets_problem` keeps the last
 ``input_length + horizon`` values of every sequence (x the first
-``input_length``, y the last ``horizon``) and splits the sequences at random
-(``RandomState(replicate)``) into train / calibration / test.
+``input_length``, y the last ``horizon``) and splits the sequences into train /
+calibration / test, in one of three ways:
+
+* at random (default): a ``RandomState(replicate)`` permutation, ``calibration_fraction``
+  and ``test_fraction`` of the sequences (0.2 each), the rest train;
+* ``split_column``: a column of the file naming each sequence's part (``train``,
+  ``calibration`` or ``test``, the same on all its rows); every seed sees the same split;
+* ``test_ids``: a file of the test sequences' ids (one per line, or a CSV with the
+  ``id_column``); the other sequences are split at random, ``calibration_fraction``
+  of them calibration, the rest train.
+
+The test sequences' ids travel with the problem, so stored predictions name them.
 """
 
 from __future__ import annotations
@@ -11,20 +21,35 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
 from data_loaders.problems import SetProblem
+from data_loaders.tables import check_magnitude, read_table
+
+
+PARTS = ("train", "calibration", "test")
+
+
+class LongSequences(NamedTuple):
+    """Sequences read from a long table: ids (n,), values ordered by step (one array per id), and each
+    sequence's part when the file names it (else None)."""
+
+    ids: np.ndarray
+    sequences: list[np.ndarray]
+    parts: np.ndarray | None
 
 
 def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_column: str = "step",
-                        value_column: str = "value") -> tuple[np.ndarray, list[np.ndarray]]:
-    """(ids, [values ordered by step, one array per id]) from a long CSV or parquet file."""
+                        value_column: str = "value", split_column: str | None = None) -> LongSequences:
+    """The sequences of a long CSV or parquet file (one row per id and step)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"sequence file {path} does not exist; give the path of a CSV or parquet file.")
-    frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
-    wanted = [id_column, step_column, value_column]
+    frame = read_table(path)
+    wanted = [id_column, step_column, value_column] + ([split_column] if split_column else [])
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)} (give the column "
@@ -34,24 +59,68 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     if bad.any():
         raise ValueError(f"{path}: {int(bad.sum())} row(s) have a missing or non-numeric {value_column!r} (first "
                          f"rows {np.flatnonzero(bad)[:5].tolist()}); clean or drop them.")
+    check_magnitude(values.to_numpy(float), [value_column], path)
     frame = frame.assign(**{value_column: values})
     if frame.duplicated([id_column, step_column]).any():
         first = frame[frame.duplicated([id_column, step_column])].iloc[0]
         raise ValueError(f"{path}: sequence {str(first[id_column])!r} has step {first[step_column]} twice; one row "
                          "per (id, step).")
     frame = frame.sort_values([id_column, step_column], kind="stable")
-    groups = frame.groupby(id_column, sort=True)[value_column]
-    return np.asarray(list(groups.groups)), [g.to_numpy(float) for _, g in groups]
+    groups = frame.groupby(id_column, sort=True)
+    ids = np.asarray(list(groups.groups))
+    sequences = [g.to_numpy(float) for _, g in groups[value_column]]
+    return LongSequences(ids, sequences, _parts(groups, split_column, path) if split_column else None)
 
 
-def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test_fraction: float):
-    """(train, calibration, test) index arrays of a ``RandomState(replicate)`` permutation of n."""
-    if not (0 < calibration_fraction < 1 and 0 < test_fraction < 1 and calibration_fraction + test_fraction < 1):
+def _parts(groups, split_column: str, path: Path) -> np.ndarray:
+    """Each sequence's part from ``split_column``: one of :data:`PARTS`, the same on all its rows."""
+    labels = groups[split_column].agg(lambda s: set(s.astype(str).str.strip().str.lower()))
+    mixed = [str(i) for i, v in labels.items() if len(v) != 1]
+    if mixed:
+        raise ValueError(f"{path}: the split column {split_column!r} changes within sequence(s) {mixed[:5]}; a "
+                         "sequence belongs to one part.")
+    parts = np.array([next(iter(v)) for v in labels])
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        raise ValueError(f"{path}: the split column {split_column!r} holds {unknown}; use {', '.join(PARTS)}.")
+    empty = [p for p in PARTS if not (parts == p).any()]
+    if empty:
+        raise ValueError(f"{path}: the split column {split_column!r} names no {empty[0]} sequence; each of "
+                         f"{', '.join(PARTS)} needs at least one.")
+    return parts
+
+
+def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path) -> np.ndarray:
+    """Positions in ``ids`` of the ids listed in ``path`` (a CSV with ``id_column``, or one id per line)."""
+    if not path.is_file():
+        raise ValueError(f"test_ids file {path} does not exist; give a file of test sequence ids.")
+    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    if lines and id_column in [name.strip() for name in lines[0].split(",")]:  # a table with a header
+        listed = read_table(path)[id_column].astype(str).str.strip().tolist()
+    else:  # one id per line
+        listed = lines
+    position = {str(i): k for k, i in enumerate(ids)}
+    unknown = [i for i in listed if i not in position]
+    if unknown:
+        raise ValueError(f"test_ids file {path}: {len(unknown)} id(s) are not sequences of {data_path} (first "
+                         f"{unknown[:5]}); list ids of the {id_column!r} column.")
+    chosen = np.unique([position[i] for i in listed])
+    if not 0 < len(chosen) < len(ids) - 1:
+        raise ValueError(f"test_ids file {path} lists {len(chosen)} of {len(ids)} sequences; leave at least two "
+                         "for training and calibration, and name at least one.")
+    return chosen
+
+
+def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test_fraction: float | None):
+    """(train, calibration, test) index arrays of a ``RandomState(replicate)`` permutation of n
+    (``test_fraction`` None: no test part)."""
+    test = 0.0 if test_fraction is None else test_fraction
+    if not (0 < calibration_fraction < 1 and (test_fraction is None or 0 < test < 1) and calibration_fraction + test < 1):
         raise ValueError(f"calibration_fraction={calibration_fraction} and test_fraction={test_fraction} must be "
                          "in (0, 1) and leave a training part.")
     perm = np.random.RandomState(int(replicate)).permutation(n)
-    n_cal, n_test = int(round(calibration_fraction * n)), int(round(test_fraction * n))
-    if min(n_cal, n_test, n - n_cal - n_test) < 1:
+    n_cal, n_test = int(round(calibration_fraction * n)), int(round(test * n))
+    if min(n_cal, n - n_cal - n_test) < 1 or (test_fraction is not None and n_test < 1):
         raise ValueError(f"{n} sequences are too few to split into train, calibration and test parts.")
     n_train = n - n_cal - n_test
     return perm[:n_train], perm[n_train:n_train + n_cal], perm[n_train + n_cal:]
@@ -67,20 +136,36 @@ def csv_sets_problem(
     value_column: str = "value",
     replicate: int = 0,
     calibration_fraction: float = 0.2,
-    test_fraction: float = 0.2,
+    test_fraction: float | None = None,
+    split_column: str | None = None,
+    test_ids: str | None = None,
 ) -> SetProblem:
     """Your own sets of sequences; see the module docstring."""
     if input_length < 1 or horizon < 1:
         raise ValueError(f"input_length={input_length} and horizon={horizon} must be >= 1.")
-    ids, sequences = read_long_sequences(path, id_column=id_column, step_column=step_column,
-                                         value_column=value_column)
+    if split_column and (test_ids or test_fraction is not None):
+        raise ValueError("split_column gives the whole split: leave out test_ids and test_fraction.")
+    if test_ids and test_fraction is not None:
+        raise ValueError("test_ids names the test sequences: leave out test_fraction.")
+    ids, sequences, parts = read_long_sequences(path, id_column=id_column, step_column=step_column,
+                                                value_column=value_column, split_column=split_column)
     need = input_length + horizon
     short = [str(i) for i, s in zip(ids, sequences) if len(s) < need]
     if short:
         raise ValueError(f"{path}: {len(short)} sequence(s) have fewer than input_length + horizon = {need} steps "
                          f"(first ids {short[:5]}); drop them or shorten input_length.")
     values = np.stack([s[-need:] for s in sequences])
-    train, calibration, test = split_by_replicate(len(values), replicate, calibration_fraction, test_fraction)
+    if parts is not None:
+        train, calibration, test = (np.flatnonzero(parts == part) for part in PARTS)
+    elif test_ids:
+        test = _read_test_ids(Path(test_ids), id_column, ids, Path(path))
+        rest = np.setdiff1d(np.arange(len(values)), test)
+        train, calibration, _ = split_by_replicate(len(rest), replicate, calibration_fraction, None)
+        train, calibration = rest[train], rest[calibration]
+    else:
+        train, calibration, test = split_by_replicate(len(values), replicate, calibration_fraction,
+                                                      0.2 if test_fraction is None else test_fraction)
     return SetProblem.from_indices(f"csv_sets:{Path(path).name}", values[:, :input_length, None],
                                    values[:, input_length:], train, calibration, test,
-                                   metadata={"source": str(path)})
+                                   metadata={"source": str(path), **({"test_ids": test_ids} if test_ids else {})},
+                                   ids=ids)

@@ -52,6 +52,8 @@ def problem_fingerprint(problem: Problem) -> str:
             data = getattr(problem, split)
             _add_array(h, f"{split}.x", data.x)
             _add_array(h, f"{split}.y", data.y)
+        if problem.test_ids is not None:  # only sources that name their sequences (older fingerprints stay)
+            _add_array(h, "test_ids", np.array([str(i) for i in problem.test_ids]))
     return h.hexdigest()[:20]
 
 

@@ -33,7 +33,7 @@ WBC_HIGH = 23  # index of ``wbchigh`` among the 30 features of CF-RNN's pickle
 
 
 def _from_pickle(path: Path, trust_pickle: bool) -> list[np.ndarray]:
-    if not trust_pickle:
+    if trust_pickle is not True:  # only the boolean: a string "false" is truthy
         raise ValueError(f"{path} is a pickle, and unpickling runs whatever code the file holds. Only for a file "
                          "you built or trust, set trust_pickle = true in the dataset's params; otherwise convert it "
                          "to a long CSV (columns id, step, value).")

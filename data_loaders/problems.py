@@ -167,8 +167,11 @@ class SetProblem:
     calibration: SetData
     test: SetData
     metadata: dict = field(default_factory=dict)
+    test_ids: tuple | None = None  # the test sequences' ids in the source, when it names them
 
     def __post_init__(self) -> None:
+        if self.test_ids is not None and len(self.test_ids) != self.test.n:
+            raise ValueError(f"{self.name}: {len(self.test_ids)} test ids for {self.test.n} test sequences.")
         shapes = {(s.x.shape[1:], s.horizon) for s in (self.train, self.calibration, self.test)}
         if len(shapes) != 1:
             raise ValueError(
@@ -182,12 +185,18 @@ class SetProblem:
 
     @classmethod
     def from_indices(cls, name: str, x: np.ndarray, y: np.ndarray, train, calibration, test,
-                     metadata: dict | None = None) -> SetProblem:
-        """Split sequences x (n, T, d) / y (n, H) by three index arrays."""
+                     metadata: dict | None = None, ids=None) -> SetProblem:
+        """Split sequences x (n, T, d) / y (n, H) by three index arrays; ``ids`` (n,) name the sequences."""
         def part(idx) -> SetData:
             return SetData(x[np.asarray(idx)], y[np.asarray(idx)])
 
-        return cls(name, part(train), part(calibration), part(test), metadata=dict(metadata or {}))
+        test_ids = None if ids is None else tuple(np.asarray(ids)[np.asarray(test)].tolist())
+        return cls(name, part(train), part(calibration), part(test), metadata=dict(metadata or {}),
+                   test_ids=test_ids)
+
+    def sequence_ids(self) -> np.ndarray:
+        """(n_test,) the test sequences' ids, or their positions in the test part when the source has none."""
+        return np.arange(self.test.n) if self.test_ids is None else np.asarray(self.test_ids)
 
     def train_target_range(self) -> tuple[float, float]:
         y = self.train.y

@@ -20,6 +20,7 @@ from data_loaders.eeg import eeg_problem
 from data_loaders.fesp import fesp_problem
 from data_loaders.mimic import mimic_problem
 from data_loaders.problems import Problem
+from data_loaders.typed_params import check_arguments
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,37 @@ def check_dataset_name(name: str) -> DatasetEntry:
     return DATASETS[name]
 
 
+#: Loader arguments the runner sets, and where a user sets them instead.
+RUNNER_SET = {
+    "data_dir": "give the data folder with --data-dir or PIBENCH_DATA",
+    "seed": "a dataset's seed is derived from the suite's seeds (seeds = [...] or --seeds)",
+    "replicate": "replicates are the suite's seeds (seeds = [...] or --seeds)",
+}
+
+
+def required_params(name: str) -> list[str]:
+    """The parameters dataset ``name`` cannot do without (no default), less those the runner sets."""
+    return [p.name for p in inspect.signature(DATASETS[name].loader).parameters.values()
+            if p.default is p.empty and p.name not in RUNNER_SET]
+
+
+def check_dataset_params(name: str, params: dict) -> None:
+    """Names, types and presence of a dataset's parameters, before any file is opened (ValueError with the fix)."""
+    entry = check_dataset_name(name)
+    reserved = [k for k in params if k in RUNNER_SET]
+    if reserved:
+        raise ValueError(f"dataset {name!r}: {reserved[0]} is not a dataset parameter: {RUNNER_SET[reserved[0]]}.")
+    unknown = [k for k in params if not entry.accepts(k)]
+    if unknown:
+        allowed = [p for p in inspect.signature(entry.loader).parameters if p not in RUNNER_SET]
+        raise ValueError(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}.")
+    missing = [p for p in required_params(name) if p not in params]
+    if missing:
+        raise ValueError(f"dataset {name!r} needs the parameter(s) {missing}; give them in a suite file: "
+                         f"[[datasets]] name = \"{name}\" params = {{ {', '.join(f'{p} = ...' for p in missing)} }}.")
+    check_arguments(entry.loader, params, f"dataset {name!r}")
+
+
 def load_dataset(name: str, params: dict, *, seed: int = 0, replicate: int = 0,
                  data_dir: str | os.PathLike | None = None) -> Problem:
     """Build dataset ``name``; ``seed``, ``replicate`` and ``data_dir`` go to the loaders that take them.
@@ -76,13 +108,8 @@ def load_dataset(name: str, params: dict, *, seed: int = 0, replicate: int = 0,
     seed itself, for file datasets split as their authors did (``RandomState(replicate)``).
     """
     entry = check_dataset_name(name)
+    check_dataset_params(name, params)
     kwargs = dict(params)
-    if "data_dir" in kwargs:
-        raise ValueError("give the data folder with --data-dir or PIBENCH_DATA, not as a dataset parameter.")
-    unknown = [k for k in kwargs if not entry.accepts(k)]
-    if unknown:
-        allowed = [p for p in inspect.signature(entry.loader).parameters if p not in ("seed", "replicate", "data_dir")]
-        raise ValueError(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}.")
     if entry.accepts("seed"):
         kwargs.setdefault("seed", seed)
     if entry.accepts("replicate"):

@@ -47,6 +47,8 @@ __all__ = [
     "coverage_by_group",
     "series_metrics",
     "set_metrics",
+    "metrics_from_predictions",
+    "metrics_mismatch",
 ]
 
 LENGTH_KEYS = ("mean_length", "std_length", "median_length", "iqr_length", "n_infinite")
@@ -353,3 +355,45 @@ def set_metrics(
     out["winkler"] = winkler_score(y_, lo, up, alpha, cap)
     out["n_test"] = int(y_.shape[0])
     return out
+
+
+def metrics_from_predictions(frame, alpha: float, cap: tuple[float, float]) -> dict[str, Any]:
+    """The metrics of a task from its stored predictions (the long table the runner writes).
+
+    Series (columns t, group): rows are time-major with the G groups in turn, reshaped to
+    (n_steps, G) for :func:`series_metrics`, plus ``mspe`` = mean (y - point)^2. Sets
+    (columns item, horizon): reshaped to (n, H) for :func:`set_metrics`. The runner
+    computes every record's metrics with this function, so a record can be checked
+    against its predictions at any time (:func:`metrics_mismatch`).
+    """
+    columns = ("y", "lower", "upper", "point")
+    if "group" in frame.columns:
+        n_groups = len(frame["group"].unique())
+        y, lo, up, point = (frame[c].to_numpy(float).reshape(-1, n_groups) for c in columns)
+        out = series_metrics(y, lo, up, alpha, cap)
+        out["mspe"] = float(np.mean((y - point) ** 2))  # mean squared prediction error
+        return out
+    horizon = int(frame["horizon"].max())
+    y, lo, up = (frame[c].to_numpy(float).reshape(-1, horizon) for c in columns[:3])
+    return set_metrics(y, lo, up, alpha, cap)
+
+
+def metrics_mismatch(record: dict, frame) -> str | None:
+    """None if every metric ``record`` states equals its recomputation from ``frame`` (relative 1e-9),
+    else the first that does not, as 'name: V in the record, W from the predictions'."""
+    try:
+        recomputed = metrics_from_predictions(frame, record["alpha"], tuple(record["length_cap"]))
+    except (KeyError, ValueError, TypeError) as exc:
+        return f"its predictions give no metrics ({type(exc).__name__}: {exc})"
+    for name, value in recomputed.items():
+        if name not in record:
+            continue
+        stated = record[name]
+        try:
+            same = np.allclose(np.asarray(stated, dtype=float), np.asarray(value, dtype=float), rtol=1e-9,
+                               atol=1e-12, equal_nan=True) and np.shape(stated) == np.shape(value)
+        except (TypeError, ValueError):
+            same = False
+        if not same:
+            return f"{name}: {stated!r} in the record, {value!r} from the predictions"
+    return None

@@ -1,0 +1,39 @@
+"""Reading a user's table (CSV or parquet) with errors that name the file and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: Largest magnitude a value may have: squares and sums of squares (variances, least squares,
+#: Gram matrices of thousands of rows) must stay far from float64's 1.8e308.
+MAX_MAGNITUDE = 1e100
+
+
+def read_table(path: Path) -> pd.DataFrame:
+    """The file as a DataFrame (parquet by its suffix, else CSV); ValueError if it is empty or unreadable."""
+    if path.stat().st_size == 0:
+        raise ValueError(f"{path} is empty (0 bytes); give a file with a header row and one row per step.")
+    try:
+        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"{path} holds no columns; give a file with a header row and one row per step.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+        kind = "parquet" if path.suffix == ".parquet" else "CSV"
+        raise ValueError(f"{path} could not be read as {kind} ({type(exc).__name__}: {str(exc)[:120]}); "
+                         "give a comma-separated text file with a header row, or a .parquet file.") from None
+    if frame.empty:
+        raise ValueError(f"{path} has a header but no data rows; give one row per step.")
+    return frame
+
+
+def check_magnitude(values: np.ndarray, columns: list[str], path: Path) -> None:
+    """ValueError if a value exceeds :data:`MAX_MAGNITUDE` (the arithmetic of every method would overflow)."""
+    big = np.abs(values) > MAX_MAGNITUDE
+    if big.any():
+        column = columns[int(np.argwhere(big)[0][-1])] if values.ndim == 2 else columns[0]
+        raise ValueError(f"{path}: {int(big.sum())} value(s) exceed {MAX_MAGNITUDE:g} in magnitude (first in "
+                         f"column {column!r}); squares of such values overflow. Rescale the column (e.g. divide "
+                         "by a power of ten) before benchmarking.")
