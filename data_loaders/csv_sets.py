@@ -80,7 +80,7 @@ def _parts(groups, split_column: str, path: Path) -> np.ndarray:
         raise ValueError(f"{path}: the split column {split_column!r} changes within sequence(s) {mixed[:5]}; a "
                          "sequence belongs to one part.")
     parts = np.array([next(iter(v)) for v in labels])
-    unknown = sorted(set(parts) - set(PARTS))
+    unknown = sorted(set(parts.tolist()) - set(PARTS))
     if unknown:
         raise ValueError(f"{path}: the split column {split_column!r} holds {unknown}; use {', '.join(PARTS)}.")
     empty = [p for p in PARTS if not (parts == p).any()]

@@ -176,3 +176,66 @@ def test_csv_sets_validation(tmp_path, change, message):
     change(pd.read_csv(path)).to_csv(path, index=False)
     with pytest.raises(ValueError, match=message):
         csv_sets_problem(path=path, input_length=6, horizon=3)
+
+
+def _tails(path: Path, ids) -> list[tuple]:
+    """The last 9 values of each named sequence, in the order given (what x and y of a (6, 3) problem hold)."""
+    frame = pd.read_csv(path).sort_values(["id", "step"])
+    return [tuple(frame[frame["id"] == i]["value"].to_numpy()[-9:]) for i in ids]
+
+
+def test_csv_sets_split_column_is_honoured_for_every_seed(tmp_path):
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    frame = pd.read_csv(path)
+    part = {f"p{i}": "test" if i < 4 else "calibration" if i < 9 else "train" for i in range(20)}
+    frame.assign(part=frame["id"].map(part)).to_csv(path, index=False)
+    for replicate in (0, 3):
+        p = load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3, "split_column": "part"},
+                         replicate=replicate)
+        assert (p.train.n, p.calibration.n, p.test.n) == (11, 5, 4)
+        assert list(p.test_ids) == ["p0", "p1", "p2", "p3"]
+        assert [tuple(np.r_[x[:, 0], y]) for x, y in zip(p.test.x, p.test.y)] == _tails(path, p.test_ids)
+
+
+def test_csv_sets_split_column_must_be_one_part_per_sequence(tmp_path):
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    frame = pd.read_csv(path)
+    frame.assign(part=np.where(frame["step"] == 0, "test", "train")).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="changes within sequence"):
+        csv_sets_problem(path=path, input_length=6, horizon=3, split_column="part")
+    frame.assign(part="valid").to_csv(path, index=False)
+    with pytest.raises(ValueError, match=re.escape("holds ['valid']; use train, calibration, test")):
+        csv_sets_problem(path=path, input_length=6, horizon=3, split_column="part")
+
+
+@pytest.mark.parametrize("layout", ["lines", "table"])
+def test_csv_sets_test_ids_file(tmp_path, layout):
+    path = _long_file(tmp_path / "s.csv", [12] * 30)
+    ids = tmp_path / "test_ids.txt"
+    ids.write_text("p7\np2\np11\n" if layout == "lines" else "id,note\np7,a\np2,b\np11,c\n")
+    p = load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3, "test_ids": str(ids),
+                                  "calibration_fraction": 0.25}, replicate=1)
+    assert sorted(p.test_ids) == ["p11", "p2", "p7"] and p.test.n == 3
+    assert (p.calibration.n, p.train.n) == (round(0.25 * 27), 27 - round(0.25 * 27))
+    assert [tuple(np.r_[x[:, 0], y]) for x, y in zip(p.test.x, p.test.y)] == _tails(path, p.test_ids)
+    ids.write_text("p7\nnobody\n")
+    with pytest.raises(ValueError, match=re.escape("1 id(s) are not sequences of")):
+        load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3, "test_ids": str(ids)})
+
+
+def test_csv_sets_predictions_name_their_sequences(tmp_path):
+    from benchmarks.cli import main
+    from benchmarks.store import ResultsStore
+
+    path = _long_file(tmp_path / "s.csv", [12] * 30)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'datasets = [{{ name = "csv_sets", params = {{ path = "{path}", input_length = 6, '
+                     'horizon = 3 } }]\nmethods = [{ name = "cfrnn", params = { epochs = 2 } }]\n')
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
+    store = ResultsStore(tmp_path / "r")
+    (record,) = store.records()
+    predictions = store.predictions(record["task_id"])
+    p = load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3})
+    assert list(predictions["sequence"]) == [i for i in p.test_ids for _ in range(3)]
+    for sequence, rows in predictions.groupby("sequence"):
+        assert tuple(rows.sort_values("horizon")["y"]) == _tails(path, [sequence])[0][-3:]

@@ -1,0 +1,56 @@
+"""The code version comes from the source alone: a pip-installed tree, a plain checkout and this one agree."""
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.provenance import RESULT_SOURCES, code_version
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("benchmarks", "data_loaders", "methods", "reports")
+PRINT_VERSION = "from benchmarks.provenance import code_version; print(code_version())"
+
+
+def version_in(tree: Path, cwd: Path) -> str:
+    """code_version() of the pibench source under ``tree``, imported from there alone."""
+    run = subprocess.run([sys.executable, "-c", PRINT_VERSION + "; import benchmarks; print(benchmarks.__file__)"],
+                         capture_output=True, text=True, cwd=cwd, timeout=120,
+                         env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "HOME": str(cwd)})
+    assert run.returncode == 0, run.stderr
+    version, where = run.stdout.split()
+    assert Path(where).resolve().is_relative_to(tree.resolve())  # the copy ran, not this checkout
+    return version
+
+
+def test_a_plain_checkout_not_installed_has_this_code_version(tmp_path):
+    copy = tmp_path / "checkout"
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, copy / package, ignore=shutil.ignore_patterns("__pycache__"))
+    version = version_in(copy, tmp_path)
+    assert version == code_version() and "unknown" not in version
+
+
+@pytest.mark.skipif(importlib.util.find_spec("setuptools") is None, reason="building a wheel offline needs setuptools")
+def test_a_pip_installed_tree_has_this_code_version(tmp_path):
+    target = tmp_path / "site"
+    build = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                            "--no-index", "--target", str(target), str(ROOT)], capture_output=True, text=True,
+                           timeout=300, cwd=tmp_path)
+    if build.returncode != 0 and "setuptools" in build.stderr:
+        pytest.skip(f"this environment's setuptools cannot build pibench offline: {build.stderr[-200:]}")
+    assert build.returncode == 0, build.stderr
+    assert version_in(target, tmp_path) == code_version()
+
+
+def test_the_version_changes_with_a_result_source(tmp_path):
+    copy = tmp_path / "checkout"
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, copy / package, ignore=shutil.ignore_patterns("__pycache__"))
+    assert "reports/metrics.py" in RESULT_SOURCES
+    with open(copy / "reports" / "metrics.py", "a") as fh:
+        fh.write("\n# a change\n")
+    assert version_in(copy, tmp_path) != code_version()
