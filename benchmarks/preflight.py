@@ -14,7 +14,7 @@ import functools
 import json
 from typing import NamedTuple
 
-from benchmarks.protocols import series_schedule
+from benchmarks.protocols import check_protocol, series_schedule
 from benchmarks.provenance import code_version, plugin_source
 from benchmarks.suite import Task, check_runner_set
 from data_loaders.fingerprint import problem_fingerprint, source_files
@@ -97,6 +97,7 @@ def _check_task(task: Task, problem) -> None:
     method = task_method(task)
     method.check_params()
     if isinstance(problem, SeriesProblem):
+        check_protocol(task.config["protocol"])
         schedule = series_schedule(problem, **task.config["protocol"])
         method.check_window(schedule.window, problem.n_groups)
 

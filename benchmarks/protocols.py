@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from data_loaders.problems import SeriesProblem, SetProblem
+from data_loaders.typed_params import check_arguments, parameter_types
 from methods.base import Interval, IntervalMethod
 
 
@@ -51,6 +52,15 @@ class SeriesSchedule:
         """Test steps predicted by the i-th fit."""
         end = self.fit_steps[i + 1] if i + 1 < len(self.fit_steps) else self.stop
         return range(self.fit_steps[i], end)
+
+
+def check_protocol(protocol: dict) -> None:
+    """A series protocol's keys and value types (ValueError with the fix); ranges are :func:`series_schedule`'s."""
+    allowed = [k for k in parameter_types(series_schedule) if k != "problem"]
+    unknown = sorted(set(protocol) - set(allowed))
+    if unknown:
+        raise ValueError(f"protocol has no key(s) {unknown}; it takes {allowed}.")
+    check_arguments(series_schedule, protocol, "protocol")
 
 
 def series_schedule(

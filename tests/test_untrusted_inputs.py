@@ -113,6 +113,18 @@ def test_names_the_runner_sets_are_refused_in_dataset_params(store, tmp_path, ca
     assert snapshot(results) == before
 
 
+@pytest.mark.parametrize("protocol, shown", [('window = "150"', "window = '150' must be int | None"),
+                                             ("retrain_every = 2.5", "retrain_every = 2.5 must be int"),
+                                             ("window = true", "window = True must be int | None"),
+                                             ("every = 3", "protocol has no key(s) ['every']")])
+def test_protocol_values_are_typed(store, tmp_path, capsys, protocol, shown):
+    results, _, before = store
+    dataset = f'name = "ar"\nprotocol = {{ {protocol} }}'
+    err = one_line_error(capsys, run_suite(suite_with(tmp_path, dataset), results))
+    assert shown in err
+    assert snapshot(results) == before
+
+
 # ------------------------------------------------------------------------ CSV series
 
 
