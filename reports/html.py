@@ -37,7 +37,8 @@ NEEDS = {
     "fesp_comparison": "the fesp suite (pibench run --suite fesp)",
     "tradeoff": "any finished task",
     "rolling_coverage": "an online series suite (the default suite, fesp)",
-    "sets": "a sets suite (pibench run --suite sets)",
+    "sets": "set-of-sequences runs in any suite (seasonal_sets, eeg, covid, mimic or csv_sets data; "
+            "e.g. pibench run --suite sets)",
     "order_selection": "the ar_order suite (pibench run --suite ar_order)",
 }
 
@@ -123,7 +124,9 @@ def build_report(results: StoredResults, tables_markdown: str, title: str = "pib
                if kind not in present]
     body = [f"<h1>{html.escape(title)}</h1>",
             f'<p class="muted">{len(results.records)} task record(s); figures from the stored records and '
-            "predictions only. Nominal coverage is drawn as a dashed line.</p>",
+            "predictions only. Nominal coverage is drawn as a dashed line; for sets of sequences the tables "
+            "headline joint coverage (all horizons of a sequence covered) and the per-horizon panels draw the "
+            "Bonferroni per-horizon target 1 - alpha/H.</p>",
             "<h2>Tables</h2>", markdown_to_html(tables_markdown),
             f"<h2>Figures ({len(names)})</h2>", *parts]
     if missing:

@@ -11,6 +11,8 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
+from reports.summary import set_rows, setting_sort_key
+
 
 def reference_results() -> pd.DataFrame:
     with resources.files("reports").joinpath("reference_results.csv").open() as fh:
@@ -189,40 +191,70 @@ SET_METHODS = {"pa_lstm": "PA-RNN", "cfrnn": "CF-RNN", "mqrnn": "MQ-RNN", "dprnn
 SET_TABLES = {"sets": "set_of_ts_results", "sets_eeg100": "additional_eeg_results"}
 
 
+def set_suites(summary: pd.DataFrame) -> list[str]:
+    """The suites with finished set-of-sequences rows, whatever their name (a user's csv_sets suite too)."""
+    if summary.empty:
+        return []
+    ok = summary[(summary["status"] == "ok") & set_rows(summary)]
+    return sorted(ok["suite"].unique())
+
+
 def sets_table(summary: pd.DataFrame, suite: str = "sets") -> str:
-    """The sets-of-sequences comparison (paper Tables 'set_of_ts_results' / 'additional_eeg_results').
+    """The sets-of-sequences comparison of one suite (paper Tables 'set_of_ts_results' /
+    'additional_eeg_results' for the suites of SET_TABLES).
 
     Per method and dataset, over its seeds: joint coverage and interval length (averaged
-    over horizons) as mean (standard deviation across seeds), the paper's beside them.
+    over horizons) as mean (standard deviation across seeds). Every set method that ran has
+    a row: the paper's four first, in its order and with its names, then the others by name;
+    a method with several settings on one dataset has one row per setting. The paper's values
+    stand beside ours only for the suites of SET_TABLES.
     """
-    ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok")
-                 & summary["method"].isin(list(SET_METHODS))]
+    if summary.empty:
+        return ""
+    ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok") & set_rows(summary)]
     if ok.empty:
         return ""
+    paper_table = SET_TABLES.get(suite)
     ref = reference_results()
-    ref = ref[ref["table"] == SET_TABLES.get(suite, "set_of_ts_results")]
+    ref = ref[ref["table"] == paper_table]
     datasets = sorted(ok["dataset"].unique())
+    methods = [m for m in SET_METHODS if m in set(ok["method"])]
+    methods += sorted(set(ok["method"]) - set(SET_METHODS))
     rows = []
-    for method, paper_name in SET_METHODS.items():
+    for method in methods:
         mine = ok[ok["method"] == method]
-        if mine.empty:
-            continue
-        row = {"method": f"{paper_name} ({method})"}
-        for dataset in datasets:
-            part = mine[mine["dataset"] == dataset]
-            paper = ref[(ref["method"] == paper_name) & (ref["dataset"] == dataset)].set_index("metric")
-            cov, length = 100 * part["joint_coverage"], part["mean_length"]
-            spread = len(part) > 1
-            row[f"{dataset} coverage %"] = _fmt(cov.mean(), cov.std() if spread else None, digits=1) if len(part) else "-"
-            row[f"{dataset} paper cov."] = (
-                _fmt(paper.at["joint_coverage", "value"], paper.at["joint_coverage", "std"], digits=1)
-                if "joint_coverage" in paper.index else "-")
-            row[f"{dataset} length"] = _fmt(length.mean(), length.std() if spread else None) if len(part) else "-"
-            row[f"{dataset} paper length"] = (
-                _fmt(paper.at["mean_length", "value"], paper.at["mean_length", "std"])
-                if "mean_length" in paper.index else "-")
-            row[f"{dataset} seeds"] = len(part)
-        rows.append(row)
-    title = {"sets": "Sets of sequences", "sets_eeg100": "EEG, larger model (LSTM-100)"}.get(suite, suite)
-    return (f"### {title}: joint coverage and mean length (std across seeds) vs paper "
-            f"(Table '{SET_TABLES.get(suite, 'set_of_ts_results')}')\n\n" + _markdown(rows))
+        name = f"{SET_METHODS[method]} ({method})" if method in SET_METHODS else method
+        if mine.groupby("dataset")["setting"].nunique().max() > 1:  # never average settings into one row
+            groups = [(f"{name} {s}", mine[mine["setting"] == s])
+                      for s in sorted(mine["setting"].unique(), key=setting_sort_key)]
+        else:
+            groups = [(name, mine)]
+        for label, part_of_method in groups:
+            row = {"method": label}
+            for dataset in datasets:
+                part = part_of_method[part_of_method["dataset"] == dataset]
+                cov, length = 100 * part["joint_coverage"], part["mean_length"]
+                spread = len(part) > 1
+                paper = ref[(ref["method"] == SET_METHODS.get(method)) & (ref["dataset"] == dataset)]
+                paper = paper.set_index("metric")
+
+                def paper_value(metric, digits=2):
+                    if metric not in paper.index:
+                        return "-"
+                    return _fmt(paper.at[metric, "value"], paper.at[metric, "std"], digits=digits)
+
+                row[f"{dataset} coverage %"] = (_fmt(cov.mean(), cov.std() if spread else None, digits=1)
+                                                if len(part) else "-")
+                if paper_table:
+                    row[f"{dataset} paper cov."] = paper_value("joint_coverage", digits=1)
+                row[f"{dataset} length"] = _fmt(length.mean(), length.std() if spread else None) if len(part) else "-"
+                if paper_table:
+                    row[f"{dataset} paper length"] = paper_value("mean_length")
+                row[f"{dataset} seeds"] = len(part)
+            rows.append(row)
+    if paper_table:
+        title = {"sets": "Sets of sequences", "sets_eeg100": "EEG, larger model (LSTM-100)"}[suite]
+        return (f"### {title}: joint coverage and mean length (std across seeds) vs paper "
+                f"(Table '{paper_table}')\n\n" + _markdown(rows))
+    return (f"### Sets of sequences ({suite}): joint coverage and mean length (std across seeds; "
+            "no paper values for this suite)\n\n" + _markdown(rows))

@@ -1,35 +1,140 @@
-"""The summary table: one row per task record, as CSV and markdown."""
+"""The summary table: one row per task record, as CSV and markdown.
+
+Coverage has one definition in every table, :func:`summary_row`. A series record's
+headline ``coverage`` is its marginal coverage (the share of covered steps). A
+set-of-sequences record (one that carries ``per_horizon_coverage`` and
+``joint_coverage``) is headlined by its JOINT coverage, the share of test sequences
+with all H horizons covered: the level CF-RNN and PA-LSTM are calibrated for
+(SPEC §4). ``coverage_kind`` says which ("marginal" or "joint"),
+``marginal_coverage`` holds the coverage over every (sequence, horizon) cell (the
+record's own ``coverage`` field, which stays marginal) and ``coverage_h1`` ..
+``coverage_hH`` the coverage per horizon. The records themselves are not changed.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from pathlib import Path
 
 import pandas as pd
 
 KEY_COLUMNS = ["suite", "dataset", "method", "setting", "seed"]
 SUMMARY_COLUMNS = KEY_COLUMNS + [
-    "coverage", "mean_length", "median_length", "std_length", "iqr_length", "n_infinite", "winkler",
-    "joint_coverage", "worst_rolling_coverage", "longest_miss_run", "n_test", "status",
+    "coverage", "coverage_kind", "marginal_coverage", "mean_length", "median_length", "std_length", "iqr_length",
+    "n_infinite", "winkler", "joint_coverage", "worst_rolling_coverage", "longest_miss_run", "n_test", "status",
     "fit_seconds", "predict_seconds", "wall_seconds", "task_id", "data_fingerprint", "code_version", "device",
 ]
 #: Columns that depend on when and where a task ran, not on its config and seed.
 RUN_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds", "started_at"]
+#: Per-horizon coverage columns of set rows: coverage_h1, coverage_h2, ...
+HORIZON_COLUMN = re.compile(r"^coverage_h(\d+)$")
+#: Per-horizon tables with more horizons than this are transposed (one row per horizon).
+MAX_HORIZON_COLUMNS = 12
 
+
+# -- one definition of a record's coverage ------------------------------------------------------------------------
+
+def is_set_record(record: dict) -> bool:
+    """A set-of-sequences record: it carries per-horizon (and joint) coverage."""
+    return record.get("per_horizon_coverage") is not None or record.get("joint_coverage") is not None
+
+
+def headline_coverage(record: dict) -> tuple[float | None, str | None]:
+    """(the coverage a table headlines for this record, its kind): joint for sets, marginal for series;
+    (None, None) for a record without coverage (a failed task)."""
+    if is_set_record(record):
+        return record.get("joint_coverage"), "joint"
+    if record.get("coverage") is not None:
+        return record["coverage"], "marginal"
+    return None, None
+
+
+def summary_row(record: dict) -> dict:
+    """A record's row of the summary: its scalar fields, ``coverage`` the headline coverage
+    (:func:`headline_coverage`), ``coverage_kind``, ``marginal_coverage`` and ``coverage_h1`` ..
+    ``coverage_hH`` (set records only)."""
+    row = {k: v for k, v in record.items() if not isinstance(v, (dict, list))}
+    value, kind = headline_coverage(record)
+    if kind is not None:
+        row["marginal_coverage"] = record.get("coverage")
+        row["coverage"] = value
+        row["coverage_kind"] = kind
+    for h, cov in enumerate(record.get("per_horizon_coverage") or [], start=1):
+        row[f"coverage_h{h}"] = float(cov)
+    return row
+
+
+def horizon_columns(frame: pd.DataFrame) -> list[str]:
+    """The frame's per-horizon coverage columns in horizon order (h1, h2, ..., h10, not as text)."""
+    return sorted((c for c in frame.columns if HORIZON_COLUMN.match(str(c))),
+                  key=lambda c: int(HORIZON_COLUMN.match(c).group(1)))
+
+
+def set_rows(frame: pd.DataFrame) -> pd.Series:
+    """Boolean mask of the set-of-sequences rows (coverage_kind "joint"; in a frame without that
+    column, rows with a joint coverage)."""
+    if "coverage_kind" in frame:
+        return frame["coverage_kind"].eq("joint").fillna(False).astype(bool)
+    if "joint_coverage" in frame:
+        return frame["joint_coverage"].notna()
+    return pd.Series(False, index=frame.index)
+
+
+# -- natural order of settings --------------------------------------------------------------------------------------
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?inf")
+
+
+def setting_sort_key(setting) -> tuple:
+    """A sort key that orders settings as a reader expects: ``key=number`` parts compare as numbers
+    (gamma=5e-05 < gamma=0.01 < gamma=0.09, B=5 < B=10), other digits naturally (LSTM-20 < LSTM-500),
+    text as text; the setting itself breaks ties."""
+    text = "" if setting is None or (isinstance(setting, float) and math.isnan(setting)) else str(setting)
+    atoms: list[tuple[int, float, str]] = []  # (0, number, "") sorts before (1, 0, text)
+    for token in re.split(r"[\s,;]+", text.strip()):
+        if not token:
+            continue
+        key, eq, value = token.partition("=")
+        if eq and _NUMBER.fullmatch(value):
+            atoms += [(1, 0.0, key + "="), (0, float(value), "")]
+            continue
+        for i, part in enumerate(re.split(r"(\d+(?:\.\d+)?)", token)):
+            if part:
+                atoms.append((0, float(part), "") if i % 2 else (1, 0.0, part))
+    return tuple(atoms), text
+
+
+def setting_rank(settings: pd.Series) -> pd.Series:
+    """Each setting's rank in :func:`setting_sort_key` order (an integer column to sort by)."""
+    keys = settings.map(setting_sort_key)
+    rank = {key: i for i, key in enumerate(sorted(set(keys)))}
+    return keys.map(rank).astype(int)
+
+
+def _sorted(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """``frame`` sorted by ``by``, the ``setting`` column in natural order."""
+    ranked = frame.assign(_setting_rank=setting_rank(frame["setting"]))
+    by = ["_setting_rank" if c == "setting" else c for c in by]
+    return ranked.sort_values(by, kind="stable").drop(columns="_setting_rank").reset_index(drop=True)
+
+
+# -- the CSV ---------------------------------------------------------------------------------------------------------
 
 def summary_frame(records: list[dict]) -> pd.DataFrame:
-    """Scalar fields of the records, key and metric columns first, sorted by the keys."""
-    frame = pd.DataFrame(
-        [{k: v for k, v in r.items() if not isinstance(v, (dict, list))} for r in records]
-    )
+    """One :func:`summary_row` per record: key and metric columns first, then the per-horizon coverage
+    in horizon order, then the other scalar fields; sorted by the keys (settings in natural order)."""
+    frame = pd.DataFrame([summary_row(r) for r in records])
     if frame.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
     for col in SUMMARY_COLUMNS:
         if col not in frame:
             frame[col] = pd.NA
     frame["device"] = frame["device"].fillna("cpu")  # records from before --device all ran on the cpu
-    extra = sorted(c for c in frame.columns if c not in SUMMARY_COLUMNS and c != "traceback")
-    frame = frame[SUMMARY_COLUMNS + extra]
-    return frame.sort_values(KEY_COLUMNS + ["task_id"], kind="stable").reset_index(drop=True)
+    horizons = horizon_columns(frame)
+    extra = sorted(c for c in frame.columns if c not in SUMMARY_COLUMNS and c not in horizons and c != "traceback")
+    frame = frame[SUMMARY_COLUMNS + horizons + extra]
+    return _sorted(frame, KEY_COLUMNS + ["task_id"])
 
 
 def write_summary(records: list[dict], results_dir: str | Path) -> Path:
@@ -40,28 +145,113 @@ def write_summary(records: list[dict], results_dir: str | Path) -> Path:
     return path
 
 
+# -- markdown --------------------------------------------------------------------------------------------------------
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return "-" if math.isnan(value) else f"{value:.3f}"
+    return str(value)
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    header = "| " + " | ".join(map(str, table.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in table.columns) + "|"
+    rows = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join([header, rule, *rows]) + "\n"
+
+
+def _seed_means(rows: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+    """Per (suite, dataset, method, setting), natural setting order: seeds, seed means of ``metrics``
+    and the device(s) that computed them."""
+    grouped = rows.groupby(KEY_COLUMNS[:-1], sort=True)
+    table = grouped[metrics].mean(numeric_only=True).reindex(columns=metrics)
+    table.insert(0, "seeds", grouped.size())
+    table["device"] = grouped["device"].agg(lambda d: ", ".join(sorted(set(d))))
+    return _sorted(table.reset_index(), KEY_COLUMNS[:-1])
+
+
+def _counts(table: pd.DataFrame, columns=("seeds", "n_infinite", "n_test")) -> pd.DataFrame:
+    for col in columns:
+        table[col] = table[col].round().astype(int)  # counts (means over seeds, rounded)
+    return table
+
+
+def _series_table(rows: pd.DataFrame) -> str:
+    table = _seed_means(rows, ["coverage", "mean_length", "median_length", "n_infinite", "winkler", "n_test"])
+    table["coverage"] = 100 * table["coverage"]
+    return _markdown(_counts(table.rename(columns={"coverage": "coverage %"})))
+
+
+def _alpha_of(rows: pd.DataFrame) -> float | None:
+    if "alpha" not in rows:
+        return None
+    values = pd.to_numeric(rows["alpha"], errors="coerce").dropna().unique()
+    return float(values[0]) if len(values) == 1 else None
+
+
+def _sets_table(rows: pd.DataFrame) -> str:
+    horizons = horizon_columns(rows)
+    table = _seed_means(rows, ["joint_coverage", "marginal_coverage", *horizons, "mean_length", "median_length",
+                               "n_infinite", "winkler", "n_test"])
+    worst = table[horizons].min(axis=1, skipna=True) if horizons else pd.Series(float("nan"), index=table.index)
+    table.insert(table.columns.get_loc("marginal_coverage") + 1, "worst horizon %", 100 * worst)
+    table = table.drop(columns=horizons)
+    table["joint_coverage"] = 100 * table["joint_coverage"]
+    table["marginal_coverage"] = 100 * table["marginal_coverage"]
+    table = table.rename(columns={"joint_coverage": "joint coverage %", "marginal_coverage": "marginal coverage %",
+                                  "n_test": "n_test (sequences)"})
+    alpha = _alpha_of(rows)
+    target = f"nominal {100 * (1 - alpha):g}% joint" if alpha is not None else "nominal level joint"
+    return ("### Sets of sequences: coverage is JOINT (share of test sequences with all H horizons covered; "
+            f"{target}); marginal = over all (sequence, horizon) cells; worst horizon = lowest per-horizon "
+            "coverage (seed means)\n\n" + _markdown(_counts(table, ("seeds", "n_infinite", "n_test (sequences)"))))
+
+
+def _per_horizon_tables(rows: pd.DataFrame) -> list[str]:
+    """Per (suite, dataset): seed-mean coverage % per horizon, (method, setting) x h1..hH, or transposed
+    (one row per horizon) when H > MAX_HORIZON_COLUMNS."""
+    out = []
+    for (suite, dataset), part in rows.groupby(["suite", "dataset"], sort=True):
+        horizons = [c for c in horizon_columns(part) if part[c].notna().any()]
+        if not horizons:
+            continue
+        means = _seed_means(part, horizons)
+        H = len(horizons)
+        alpha = _alpha_of(part)
+        targets = (f"; targets: per horizon (Bonferroni) 100(1 - alpha/H) = {100 * (1 - alpha / H):.2f}%, "
+                   f"joint {100 * (1 - alpha):g}%" if alpha is not None else "")
+        title = f"### {dataset} ({suite}): coverage % per horizon, H = {H} (seed means{targets})\n\n"
+        values = 100 * means[horizons]
+        values.columns = [f"h{HORIZON_COLUMN.match(c).group(1)}" for c in horizons]
+        if H <= MAX_HORIZON_COLUMNS:
+            table = pd.concat([means[["method", "setting", "seeds"]], values], axis=1)
+            table["seeds"] = table["seeds"].astype(int)
+        else:
+            table = values.T
+            table.columns = [f"{m} {s}" for m, s in zip(means["method"], means["setting"])]
+            table.insert(0, "horizon", table.index)
+        out.append(title + _markdown(table.reset_index(drop=True)))
+    return out
+
+
 def markdown_table(frame: pd.DataFrame) -> str:
-    """Mean over seeds of the headline metrics per (suite, dataset, method, setting), and the
-    device(s) that computed them."""
+    """Mean over seeds of the headline metrics per (suite, dataset, method, setting), and the device(s) that
+    computed them: series rows (coverage = marginal) and set-of-sequences rows (coverage = joint, with the
+    marginal and the worst horizon beside it) in separate tables, then one table of coverage per horizon per
+    (suite, dataset) with set rows. Settings in natural order (:func:`setting_sort_key`)."""
     ok = frame[frame["status"] == "ok"]
     if ok.empty:
         return "_no finished task_\n"
-    metrics = ["coverage", "mean_length", "median_length", "n_infinite", "winkler", "n_test"]
-    grouped = ok.groupby(KEY_COLUMNS[:-1], sort=True)
-    table = grouped[metrics].mean(numeric_only=True)
-    table.insert(0, "seeds", grouped.size())
-    table["coverage"] = 100 * table["coverage"]
-    table["device"] = grouped["device"].agg(lambda d: ", ".join(sorted(set(d))))
-    table = table.rename(columns={"coverage": "coverage %"}).reset_index()
-    header = "| " + " | ".join(table.columns) + " |"
-    rule = "|" + "|".join("---" for _ in table.columns) + "|"
-    for col in ("seeds", "n_infinite", "n_test"):
-        table[col] = table[col].round().astype(int)  # counts (means over seeds, rounded)
-    rows = [
-        "| " + " | ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in row) + " |"
-        for row in table.itertuples(index=False)
-    ]
-    return "\n".join([header, rule, *rows]) + "\n"
+    sets = set_rows(ok)
+    series, set_part = ok[~sets], ok[sets]
+    parts = []
+    if len(series):
+        heading = "### Series: coverage is marginal (share of covered test steps)\n\n" if len(set_part) else ""
+        parts.append(heading + _series_table(series))
+    if len(set_part):
+        parts.append(_sets_table(set_part))
+        parts.extend(_per_horizon_tables(set_part))
+    return "\n".join(parts)
 
 
 def failures(frame: pd.DataFrame) -> list[str]:

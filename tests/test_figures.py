@@ -161,6 +161,26 @@ def test_sets_figure_per_horizon_lines_and_joint_bars():
     close(fig)
 
 
+def test_sets_figure_targets_come_from_the_records_and_horizons_are_whole_numbers():
+    """alpha = 0.2 and H = 4 in the records: per-horizon target 100 (1 - 0.2/4) = 95 (Bonferroni), joint 80."""
+    runs = [set_run("my_csv_sets", "csv_sets:x.csv", m, 0, w) for m, w in (("cfrnn", 6.0), ("my_set_method", 1.0))]
+    for record, _ in runs:
+        record["alpha"] = 0.2
+    fig = sets_figure(stored(runs), "my_csv_sets", "csv_sets:x.csv")
+    cov_ax, width_ax, joint_ax = axes_of(fig)
+    targets = {line.get_label(): line.get_ydata()[0] for line in nominal_lines(cov_ax)}
+    bonferroni = next(label for label in targets if "Bonferroni" in label)
+    nominal = next(label for label in targets if "nominal" in label)
+    assert targets[bonferroni] == pytest.approx(95.0) and targets[nominal] == pytest.approx(80.0)
+    assert len(targets) == 2  # no other target on the per-horizon panel
+    assert [line.get_ydata()[0] for line in nominal_lines(joint_ax)] == [pytest.approx(80.0)]
+    fig.canvas.draw()
+    for ax in (cov_ax, width_ax):
+        ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
+        assert ticks and all(float(t).is_integer() for t in ticks), ticks  # no tick at 1.5, 2.5
+    close(fig)
+
+
 def test_order_selection_figure_has_the_papers_markers():
     rows = [{"task_id": f"t{i}", "suite": "ar_order", "dataset": f"expar window={w}", "method": "pa_rnn",
              "setting": "hidden=100", "seed": s, "status": "ok", "alpha": ALPHA, "coverage": 0.9, "mean_length": 3.3,

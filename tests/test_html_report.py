@@ -94,6 +94,36 @@ def test_page_itemises_failures_says_what_is_missing_and_has_provenance(report):
     assert "Provenance" in text and "wall time per task" in text and "package torch" in text
 
 
+def test_set_rows_get_joint_and_per_horizon_tables_in_a_suite_not_named_sets(store, report):
+    """The suite here is "mini": its seasonal_sets rows (H = 3) get the joint table, the per-horizon table
+    and the sets table, in summary.md and as HTML tables; summary.csv headlines their joint coverage."""
+    import pandas as pd
+
+    from benchmarks.store import ResultsStore
+
+    records = {r["task_id"]: r for r in ResultsStore(store).records() if r.get("per_horizon_coverage")}
+    assert {r["method"] for r in records.values()} == {"cfrnn", "dprnn"}
+    summary = pd.read_csv(store / "summary.csv").set_index("task_id")
+    for task_id, record in records.items():
+        row = summary.loc[task_id]
+        assert row["coverage"] == pytest.approx(record["joint_coverage"]) and row["coverage_kind"] == "joint"
+        assert row["marginal_coverage"] == pytest.approx(record["coverage"])
+        assert [row[f"coverage_h{h}"] for h in (1, 2, 3)] == pytest.approx(record["per_horizon_coverage"])
+    assert (summary.loc[summary["dataset"] == "ar", "coverage_kind"].dropna() == "marginal").all()
+
+    markdown = (store / "summary.md").read_text()
+    headings = ["Sets of sequences: coverage is JOINT", "seasonal_sets (mini): coverage % per horizon, H = 3",
+                "Sets of sequences (mini): joint coverage and mean length"]
+    assert all(f"### {h}" in markdown for h in headings)
+    cfrnn = records[next(t for t, r in records.items() if r["method"] == "cfrnn")]
+    assert f"| mini | seasonal_sets | cfrnn | default | 1 | {100 * cfrnn['joint_coverage']:.3f} | " in markdown
+    page = report[0].read_text()
+    for heading in headings:
+        assert f"<h3>{heading}" in page
+    assert "<th>joint coverage %</th><th>marginal coverage %</th><th>worst horizon %</th>" in page
+    assert "<th>h1</th><th>h2</th><th>h3</th>" in page
+
+
 def test_plot_lists_and_draws_one_figure(store, tmp_path, capsys):
     assert main(["plot", "--results-dir", str(store)]) == 0
     listing = capsys.readouterr().out

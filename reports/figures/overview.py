@@ -10,7 +10,9 @@ from reports.figures.style import method_colour, new_figure, nominal_line
 
 def tradeoff_figure(results: StoredResults):
     """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
-    seed means; the nominal coverage as a vertical line. Lengths are in each dataset's own units."""
+    seed means; the nominal coverage as a vertical line. Coverage is the summary's headline coverage:
+    marginal for series, joint for sets of sequences (the axis says which). Lengths are in each dataset's
+    own units."""
     rows = results.finished()
     if rows.empty:
         return None
@@ -19,11 +21,11 @@ def tradeoff_figure(results: StoredResults):
     cols = min(3, len(panels))
     nrows = math.ceil(len(panels) / cols)
     fig, axes = new_figure(max(7.0, 4.2 * cols), 3.4 * nrows + 0.4, nrows, cols)
-    coverage = "joint_coverage" if "joint_coverage" in cells else None
     for ax, ((suite, dataset), part) in zip(axes.ravel(), panels):
-        is_set = coverage is not None and part[coverage].notna().any()
+        # set rows (a joint coverage): the headline coverage is joint
+        is_set = "joint_coverage" in part and part["joint_coverage"].notna().any()
         for method, points in part.groupby("method", sort=True):
-            x = 100 * (points[coverage] if is_set else points["coverage"])
+            x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
             ax.scatter(x, points["mean_length"], s=22, color=method_colour(method), label=method, alpha=0.85)
         nominal_line(ax, results.nominal_percent, vertical=True, label=False)
         ax.set_title(f"{dataset} ({suite})", fontsize=9)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 from reports.figures.results import StoredResults
-from reports.figures.style import method_colour, new_figure, nominal_line, setting_style
+from reports.figures.style import NOMINAL_STYLE, method_colour, new_figure, nominal_line, setting_style
+
+#: The nominal (joint) level where the per-horizon panel shows it beside its own target: faint.
+FAINT_NOMINAL_STYLE = {**NOMINAL_STYLE, "color": "#999999", "alpha": 0.6}
 
 
 def set_datasets(results: StoredResults) -> list[tuple[str, str]]:
@@ -15,13 +19,25 @@ def set_datasets(results: StoredResults) -> list[tuple[str, str]]:
                    if r.get("status") == "ok" and "per_horizon_coverage" in r})
 
 
+def per_horizon_target(alpha: float, horizon: int) -> float:
+    """The per-horizon coverage (%) that a Bonferroni correction over ``horizon`` steps aims at: 100 (1 - alpha/H)."""
+    return 100 * (1 - alpha / horizon)
+
+
 def sets_figure(results: StoredResults, suite: str, dataset: str):
     """Three panels: per-horizon coverage and mean width (seed means) per method, and joint coverage
-    per method with the spread over seeds (mean +/- std, seeds as dots)."""
+    per method with the spread over seeds (mean +/- std, seeds as dots).
+
+    Each coverage panel carries its own target, alpha from the records and H the length of their
+    per-horizon coverage: the per-horizon panel the Bonferroni per-horizon level 100 (1 - alpha/H)
+    (dashed; the nominal 100 (1 - alpha) faint beside it), the joint panel the nominal 100 (1 - alpha).
+    """
     records = [r for r in results.records if r.get("status") == "ok" and r["suite"] == suite
                and r["dataset"] == dataset and "per_horizon_coverage" in r]
     if not records:
         return None
+    alphas = sorted({float(r["alpha"]) for r in records if r.get("alpha") is not None}) or [results.alpha]
+    horizons = sorted({len(r["per_horizon_coverage"]) for r in records})
     per_horizon, joint = [], []
     for r in records:
         p = results.predictions(r["task_id"])
@@ -42,10 +58,19 @@ def sets_figure(results: StoredResults, suite: str, dataset: str):
         cov_ax.plot(mean.index, mean["coverage"], color=method_colour(method), markersize=3, label=label, **style)
         width_ax.plot(mean.index, mean["width"], color=method_colour(method), markersize=3, label=label, **style)
         labels.append(((method, setting), label))
-    nominal_line(cov_ax, results.nominal_percent)
+    nominals = [100 * (1 - a) for a in alphas]
+    for alpha in alphas:
+        for H in horizons:
+            target = per_horizon_target(alpha, H)
+            cov_ax.axhline(target, **NOMINAL_STYLE, zorder=0,
+                           label=f"Bonferroni per-horizon target 1 - alpha/H = {target:.4g}%")
+    for level in nominals:
+        cov_ax.axhline(level, **FAINT_NOMINAL_STYLE, zorder=0, label=f"nominal (joint) 1 - alpha = {level:g}%")
     cov_ax.set(xlabel="horizon (steps ahead)", ylabel="coverage (%)", title="coverage per horizon (seed mean)")
     width_ax.set(xlabel="horizon (steps ahead)", ylabel="interval width (target units)",
                  title="width per horizon (seed mean)")
+    for ax in (cov_ax, width_ax):
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     for i, ((method, setting), label) in enumerate(labels):
         values = joint[(joint["method"] == method) & (joint["setting"] == setting)]["joint"]
         colour = method_colour(method)
@@ -53,11 +78,14 @@ def sets_figure(results: StoredResults, suite: str, dataset: str):
                      capsize=4)
         joint_ax.scatter(np.full(len(values), i), values, color=colour, s=12, zorder=3)
     joint_ax.set_xticks(range(len(labels)), [label for _, label in labels], rotation=20)
-    nominal_line(joint_ax, results.nominal_percent, label=False)
+    for level in nominals:
+        nominal_line(joint_ax, level, label=False)
     seeds = int(joint.groupby(["method", "setting"]).size().max())
     joint_ax.set(ylabel="joint coverage (%)", title=f"joint coverage ({seeds} seeds: mean +/- std)")
     for ax in (cov_ax, width_ax, joint_ax):
         ax.grid(alpha=0.3)
     cov_ax.legend(fontsize=7)
-    fig.suptitle(f"{dataset} ({suite}): sets of sequences (dashed: nominal {results.nominal_percent:g}%)")
+    targets = ", ".join(f"{per_horizon_target(a, H):.4g}%" for a in alphas for H in horizons)
+    fig.suptitle(f"{dataset} ({suite}): sets of sequences (dashed: per-horizon Bonferroni target {targets}; "
+                 f"joint target {', '.join(f'{n:g}%' for n in nominals)})")
     return fig
