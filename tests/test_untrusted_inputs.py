@@ -14,29 +14,12 @@ import pytest
 from benchmarks.cli import main
 from benchmarks.store import ResultsStore
 from data_loaders.registry import load_dataset
-from tests.test_cli_errors import one_line_error, snapshot, suite_with, without_root_override
-
-TINY = """
-name = "tiny"
-protocol = { kind = "online", window = 120, retrain_every = 20 }
-[[datasets]]
-name = "ar"
-params = { n_train = 150, n_test = 60 }
-[[methods]]
-name = "autoreg"
-params = { lags = 2 }
-"""
+from tests.test_cli_errors import TINY, one_line_error, snapshot, store, suite_with, without_root_override  # noqa: F401
 
 
-@pytest.fixture
-def store(tmp_path, capsys):
-    """A results dir holding one finished run, its suite, and its files' contents."""
-    suite = tmp_path / "tiny.toml"
-    suite.write_text(TINY)
-    results = tmp_path / "results"
-    assert main(["run", "--suite", str(suite), "--results-dir", str(results), "--no-progress"]) == 0
-    capsys.readouterr()
-    return results, suite, snapshot(results)
+def tiny_suite(results: Path) -> Path:
+    """The suite the ``store`` fixture ran."""
+    return results.parent / "tiny.toml"
 
 
 def run_suite(suite: Path, results: Path, *extra: str) -> int:
@@ -66,7 +49,7 @@ class _Tripwire:
 
 @pytest.mark.parametrize("flag", ['"false"', '"yes"', '"true"', "1", "0"])
 def test_trust_pickle_takes_only_a_toml_boolean(store, tmp_path, capsys, flag):
-    results, _, before = store
+    results, before = store
     marker = tmp_path / "ran.txt"
     evil = tmp_path / "mimic.p"
     evil.write_bytes(pickle.dumps(_Tripwire(str(marker))))
@@ -97,7 +80,7 @@ def test_the_tripwire_does_fire_when_trusted(tmp_path):
     ('name = "autoreg"\nparams = { random_state = 3 }', "seeds = [...] or --seeds"),
 ])
 def test_names_the_runner_sets_are_refused_in_method_params(store, tmp_path, capsys, entry, where):
-    results, _, before = store
+    results, before = store
     err = one_line_error(capsys, run_suite(suite_with(tmp_path, 'name = "ar"', entry), results))
     assert "is set by the runner" in err and where in err
     assert snapshot(results) == before
@@ -107,7 +90,7 @@ def test_names_the_runner_sets_are_refused_in_method_params(store, tmp_path, cap
                                         ("replicate = 1", "seeds = [...] or --seeds"),
                                         ('data_dir = "/tmp"', "--data-dir")])
 def test_names_the_runner_sets_are_refused_in_dataset_params(store, tmp_path, capsys, param, fix):
-    results, _, before = store
+    results, before = store
     err = one_line_error(capsys, run_suite(suite_with(tmp_path, f'name = "ar"\nparams = {{ {param} }}'), results))
     assert "is not a dataset parameter" in err and fix in err
     assert snapshot(results) == before
@@ -118,7 +101,7 @@ def test_names_the_runner_sets_are_refused_in_dataset_params(store, tmp_path, ca
                                              ("window = true", "window = True must be int | None"),
                                              ("every = 3", "protocol has no key(s) ['every']")])
 def test_protocol_values_are_typed(store, tmp_path, capsys, protocol, shown):
-    results, _, before = store
+    results, before = store
     dataset = f'name = "ar"\nprotocol = {{ {protocol} }}'
     err = one_line_error(capsys, run_suite(suite_with(tmp_path, dataset), results))
     assert shown in err
@@ -169,7 +152,7 @@ def _toml_params(params: dict) -> str:
 
 @pytest.mark.parametrize("case", list(CSV_CASES))
 def test_csv_series_mistakes_stop_with_one_line(store, tmp_path, capsys, case):
-    results, _, before = store
+    results, before = store
     make, expected = CSV_CASES[case]
     dataset = f'name = "csv"\nparams = {{ {_toml_params(make(tmp_path))} }}'
     err = one_line_error(capsys, run_suite(suite_with(tmp_path, dataset), results))
@@ -203,7 +186,7 @@ def long_sets(path: Path, n: int = 40, steps: int = 12, split: list[str] | None 
 @pytest.mark.parametrize("value, shown", [('"ten"', "input_length = 'ten' must be int"),
                                           ("10.7", "input_length = 10.7 must be int")])
 def test_csv_sets_parameters_are_typed(store, tmp_path, capsys, value, shown):
-    results, _, before = store
+    results, before = store
     dataset = f'name = "csv_sets"\nparams = {{ path = "{long_sets(tmp_path / "s.csv")}", input_length = {value}, ' \
               'horizon = 2 }'
     err = one_line_error(capsys, run_suite(suite_with(tmp_path, dataset, 'name = "cfrnn"'), results))
@@ -212,7 +195,7 @@ def test_csv_sets_parameters_are_typed(store, tmp_path, capsys, value, shown):
 
 
 def test_csv_sets_on_the_command_line_says_to_write_a_suite(store, tmp_path, capsys, monkeypatch):
-    results, _, before = store
+    results, before = store
     err = one_line_error(capsys, main(["run", "--datasets", "csv_sets", "--methods", "cfrnn", "--results-dir",
                                        str(results), "--no-progress"]))
     assert "needs path, input_length, horizon" in err and "only a suite file" in err
@@ -234,7 +217,8 @@ def test_csv_sets_on_the_command_line_says_to_write_a_suite(store, tmp_path, cap
                                          (["--seeds", "-1"], "seed -1 is not a whole number from 0 to"),
                                          (["--seeds", str(2**32)], f"seed {2**32} is not a whole number")])
 def test_seeds_are_distinct_and_in_range(store, capsys, argv, shown):
-    results, suite, before = store
+    results, before = store
+    suite = tiny_suite(results)
     err = one_line_error(capsys, run_suite(suite, results, *argv))
     assert shown in err
     assert snapshot(results) == before
@@ -265,7 +249,8 @@ def test_a_dangling_link_as_results_dir(tmp_path, capsys):
 
 def test_a_read_only_tasks_folder_is_refused_before_any_fit(store, tmp_path):
     """Only tasks/ is read-only: the run must refuse before computing (and caching) anything."""
-    results, suite, before = store
+    results, before = store
+    suite = tiny_suite(results)
     (results / "tasks").chmod(0o555)
     try:
         run = without_root_override(["run", "--suite", str(suite), "--results-dir", str(results), "--no-progress",
@@ -292,7 +277,8 @@ def test_report_on_a_file_says_so(tmp_path, capsys):
 
 def test_a_dead_dask_scheduler_is_reported_quickly(store, capsys):
     pytest.importorskip("distributed")
-    results, suite, before = store
+    results, before = store
+    suite = tiny_suite(results)
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -307,7 +293,8 @@ def test_a_dead_dask_scheduler_is_reported_quickly(store, capsys):
 
 
 def test_a_hand_edited_metric_is_left_out_as_tampered_and_recomputed(store, capsys):
-    results, suite, _ = store
+    results, _ = store
+    suite = tiny_suite(results)
     (path,) = (results / "tasks").glob("*.json")
     record = path.read_text()
     path.write_text(record.replace('"coverage": 0.', '"coverage": 99.99, "was": 0.', 1))
@@ -322,7 +309,8 @@ def test_a_hand_edited_metric_is_left_out_as_tampered_and_recomputed(store, caps
 
 
 def test_a_rerun_after_a_damaged_predictions_file_names_the_task(store, capsys):
-    results, suite, _ = store
+    results, _ = store
+    suite = tiny_suite(results)
     (parquet,) = (results / "tasks").glob("*.parquet")
     parquet.write_bytes(parquet.read_bytes()[:-10])
     assert run_suite(suite, results) == 0
