@@ -46,7 +46,9 @@ def _order(frame: pd.DataFrame, time: str, path: Path) -> pd.DataFrame:
                 f"(e.g. {example!r}), so pibench cannot order the rows by it. Give numbers or dates, or leave "
                 "`time` out to keep the file's row order.")
     if key.duplicated().any():
-        raise ValueError(f"{path}: the time column {time!r} repeats {column[key.duplicated()].iloc[0]}; a series "
+        repeated = column[key.duplicated()].iloc[0]
+        repeated = repeated.item() if isinstance(repeated, np.generic) else repeated  # 199, not np.int64(199)
+        raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r}; a series "
                          "has one row per step.")
     return frame.iloc[np.argsort(key.to_numpy(), kind="stable")]
 

@@ -14,10 +14,16 @@ def test_batched_training_equals_separate_training():
     kwargs = dict(hidden=8, epochs=5, lr=0.05, momentum=0.9, batch_size=32)
     batched = train_batched_mlp(X, y, seeds=seeds, **kwargs)
     together = batched.predict(X)
+    # Same seeds, batches and arithmetic, but not always bit for bit: a stack of one and a stack of
+    # three go through kernels that round differently (model 1 here ends 3e-8 away in w1, 2e-7 in
+    # its predictions), and SGD at lr 0.05 carries those roundings along. Measured: the largest
+    # difference is 0.1 of (rtol 1e-5, atol 1e-6), and 0.2 of it with the inputs moved by one ulp
+    # (another CPU's rounding); the tolerance below leaves 50x over that, while training on the
+    # wrong data slice or minibatch order moves w1 by 4e-2 to 8e-2 (measured).
     for g, seed in enumerate(seeds):
         alone = train_batched_mlp(X[g : g + 1], y[g : g + 1], seeds=[seed], **kwargs)
-        np.testing.assert_allclose(alone.predict(X[g : g + 1])[0], together[g], rtol=1e-5, atol=1e-6)
-        np.testing.assert_allclose(alone.w1.numpy()[0], batched.w1.numpy()[g], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(alone.predict(X[g : g + 1])[0], together[g], rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(alone.w1.numpy()[0], batched.w1.numpy()[g], rtol=1e-4, atol=1e-5)
 
 
 def test_matches_torch_autograd_and_optim_sgd():

@@ -82,22 +82,33 @@ def test_selectable_truth_keeps_the_true_lags_inside_the_window():
 
 
 def test_pa_rnn_started_inside_the_spike_prunes_the_recurrence_that_torch_scale_keeps(one_torch_thread):
-    """EXPAR is order 1 and needs no memory. Same data and seed, only the cell's initial scale
-    differs: from PARNN's default (inside the spike's inclusion region at s0_init) the
-    recurrence is pruned and only lag 1 survives; from torch's scale for the paper's 1,000-unit net,
-    links and spurious lags survive."""
+    """EXPAR is order 1 and needs no memory. Same data, only the cell's initial scale differs:
+    from PARNN's default (inside the spike's inclusion region at s0_init) the recurrence is
+    pruned (a link or two may survive) and lag 1 survives; from torch's scale for the paper's
+    1,000-unit net, many links and spurious lags survive.
+
+    A trained selection is a draw: another CPU's rounding gives another SGHMC path from the same
+    seed. Measured on this data over random_state 0-14, the default start selects lag 1 every time,
+    lag 2 besides once, and keeps 0 links 12 times, 1 link 3 times (so the former exact
+    "lags == '1' and links == 0" held for 12 of 15 draws); torch's start (random_state 0-16) keeps
+    8-24 links and lag 2 (1-5 of its 50 input weights) every time. So: lag 1 in, at most one
+    spurious lag and 2 links from the default start; at least 5 links from torch's, and a spurious
+    lag in at least one of two of its fits (both would have to prune lag 2 entirely)."""
     from data_loaders.synthetic import expar_problem
     from methods.pa.rnn_method import PARNN
 
     problem = expar_problem(n_train=6000, n_test=10, n_lags=3, seed=1)
     data = problem.window(0, problem.test_start)
-    settings = dict(random_state=1, hidden=50, seq_len=6, burn_in=2, iterations=4000, T1=300, T2=600, T3=3700,
+    settings = dict(hidden=50, seq_len=6, burn_in=2, iterations=4000, T1=300, T2=600, T3=3700,
                     refine_iterations=100, lr=1.5e-2, s1=0.05, s0_init=1e-5, s0_end=1e-6, lam=1e-6, tau=0.1)
-    small = PARNN(**settings).fit(data).diagnostics()
-    torch_scale = PARNN(**settings, init_bound=1000 ** -0.5).fit(data).diagnostics()  # the paper net's
-    assert small["selected_lags"] == "1" and small["hidden_links"] == 0
-    assert torch_scale["hidden_links"] >= 5 and torch_scale["selected_lags"] != "1"
-    assert small["msfe"] < 1.05  # lag 1 alone fits EXPAR (noise variance 1)
+    small = PARNN(random_state=1, **settings).fit(data).diagnostics()
+    torch_scale = [PARNN(random_state=seed, **settings, init_bound=1000 ** -0.5).fit(data).diagnostics()
+                   for seed in (1, 2)]  # the paper net's scale
+    lags = {int(j) for j in small["selected_lags"].split(",") if j}
+    assert 1 in lags and len(lags) <= 2 and small["hidden_links"] <= 2, small
+    assert all(d["hidden_links"] >= 5 for d in torch_scale), torch_scale
+    assert any(d["selected_lags"] != "1" for d in torch_scale), torch_scale
+    assert small["msfe"] < 1.05  # lag 1 alone fits EXPAR (noise variance 1); measured 1.009-1.017
 
 
 def test_ar_order_paper_suite_has_the_papers_settings():

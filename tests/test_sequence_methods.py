@@ -97,7 +97,12 @@ def joint_and_per_horizon(problem, method):
 def test_cfrnn_covers_jointly(seasonal):
     joint, per_h, length = joint_and_per_horizon(seasonal, get_method("cfrnn")(alpha=0.1, hidden=12, epochs=12))
     assert joint >= 0.88  # split conformal + Bonferroni: >= 90% up to sampling error over 2,400 sequences
-    assert (per_h >= 1 - 0.1 / 4 - 0.02).all()
+    # Split conformal guarantees 97.5% per horizon on average over calibration sets; given these 400
+    # calibration sequences the coverage is a draw with sd sqrt(0.975 * 0.025 / 400) = 0.0078, plus
+    # the binomial SE of 2,400 test sequences, 0.0032: 0.0084 in all. Measured on this data
+    # (random_state 0-9): the lowest horizon 0.964-0.975; over 10 data seeds the lowest seen 0.956,
+    # so the former margin 0.02 (2.4 sd) sat on the edge. 0.035 is 4.2 sd.
+    assert (per_h >= 1 - 0.1 / 4 - 0.035).all()
     lo, hi = seasonal_ar_oracle(seasonal, 0.1, joint=True)
     assert length >= 0.98 * np.mean(hi - lo)  # no method beats the oracle
 
@@ -127,8 +132,13 @@ def test_pa_lstm_bonferroni_level_and_coverage(seasonal):
                                    s0_init=1e-5, s0_end=1e-6, refine_epochs=5)
     joint, per_h, _ = joint_and_per_horizon(seasonal, method)
     assert method.intervals_.critical_value(0.1) == pytest.approx(norm.ppf(1 - 0.1 / (2 * 4)))
-    # each horizon's interval aims at 1 - alpha/H = 97.5%, which makes the joint coverage >= 90%
-    assert (np.abs(per_h - (1 - 0.1 / 4)) <= 0.02).all()
-    assert joint >= 0.88
+    # each horizon's interval aims at 1 - alpha/H = 97.5%, which makes the joint coverage >= 90%.
+    # PA's intervals are asymptotically nominal; this small LSTM's over-cover: per horizon 0.979-0.991
+    # on this data (random_state 0-9; 0.9908 at horizon 4 for random_state 0, 0.0042 = 1.3 binomial SE
+    # under the former upper bound 0.995), 0.977-0.991 over 10 data seeds (mean 0.983, sd 0.0033). Binomial
+    # SE per horizon over 2,400 sequences: 0.0032 at 0.975. Bounds: 0.955 (6 SE under nominal) to
+    # 0.998 (4.5 sd over the measured mean; only grossly wide intervals reach it).
+    assert ((per_h >= 1 - 0.1 / 4 - 0.02) & (per_h <= 0.998)).all(), per_h
+    assert joint >= 0.88  # measured 0.935-0.956
     diag = method.diagnostics()
     assert diag["kept_weights"] < diag["total_weights"]

@@ -86,13 +86,20 @@ def test_names_the_runner_sets_are_refused_in_method_params(store, tmp_path, cap
     assert snapshot(results) == before
 
 
-@pytest.mark.parametrize("param, fix", [("seed = 3", "seeds = [...] or --seeds"),
-                                        ("replicate = 1", "seeds = [...] or --seeds"),
-                                        ('data_dir = "/tmp"', "--data-dir")])
-def test_names_the_runner_sets_are_refused_in_dataset_params(store, tmp_path, capsys, param, fix):
+def test_the_data_folder_is_refused_as_a_dataset_parameter(store, tmp_path, capsys):
     results, before = store
-    err = one_line_error(capsys, run_suite(suite_with(tmp_path, f'name = "ar"\nparams = {{ {param} }}'), results))
-    assert "is not a dataset parameter" in err and fix in err
+    err = one_line_error(capsys, run_suite(suite_with(tmp_path, 'name = "ar"\nparams = { data_dir = "/tmp" }'),
+                                           results))
+    assert "data_dir is not a dataset parameter" in err and "--data-dir" in err
+    assert snapshot(results) == before
+
+
+@pytest.mark.parametrize("value", ['"3"', "3.5", "true"])
+def test_a_pinned_dataset_seed_is_typed(store, tmp_path, capsys, value):
+    results, before = store
+    err = one_line_error(capsys, run_suite(suite_with(tmp_path, f'name = "ar"\nparams = {{ seed = {value} }}'),
+                                           results))
+    assert "seed" in err
     assert snapshot(results) == before
 
 

@@ -133,7 +133,8 @@ def train_batched_mlp(
     Training runs on :func:`~methods.device.current_device`; initial weights and minibatch
     orders are drawn on the CPU and moved there, and the weights come back to the CPU.
     ``block_size``: models trained together (default: 16 on the CPU, where their activations
-    then stay in cache; all M on a GPU). Models are independent, so it never changes a number.
+    then stay in cache; all M on a GPU). Models are independent, so it changes
+    nothing but rounding (torch's CPU sigmoid may round a tensor of another size differently).
     """
     M, n, p = X.shape
     if len(seeds) != M:
