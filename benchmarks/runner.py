@@ -33,7 +33,7 @@ from benchmarks.suite import Task, stable_hash
 from data_loaders.problems import SeriesProblem
 from methods.base import IntervalMethod
 from methods.catalog import get_method
-from methods.device import describe_device, resolve_device, use_device
+from methods.device import describe_device, generator_family, resolve_device, use_device
 from methods.split_conformal import SplitConformalMethod
 from reports.metrics import default_cap, metrics_from_predictions
 from reports.selection import select_current
@@ -99,7 +99,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         if record["code_version"] != task.identity["code"]:
             raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
                                f"with {task.identity['code']}: every worker must run the same checkout.")
-        record["device"] = describe_device(device)
+        record["device"], record["generator"] = describe_device(device), generator_family(device)
         with task_runtime(threads, device):
             problem, _, record["data_files"] = task_problem(task, data_dir)
             method = task_method(task) if method is None else method

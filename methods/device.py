@@ -3,9 +3,13 @@
 The runner enters :func:`use_device` around each task, the way it pins threads;
 the torch code reads :func:`current_device` only where it creates tensors and
 modules (the stacked MLP trainer, PA's trainer and intervals, the sequence
-networks' training loop). Random numbers are always drawn by CPU generators and
-then moved, so a task draws the same minibatches, initial weights and SGHMC
-noise on either device; only the arithmetic moves.
+networks' training loop). Initial weights are drawn on the CPU. The random numbers
+of every training iteration (minibatch orders, SGHMC noise) come from
+:func:`task_generator`, a generator seeded from the task's seed on the device where
+the weights live: on the CPU the CPU generator as always (results unchanged), on
+CUDA a Philox generator on the GPU, so an iteration never waits for the host. The
+two families give different streams, so a CUDA run draws other minibatches and
+noise than a CPU run of the same seed; records name the family (:func:`generator_family`).
 
 On CUDA, torch's deterministic algorithms are switched on (``warn_only``: an
 operation without a deterministic kernel warns instead of failing) and cuBLAS gets
@@ -50,6 +54,16 @@ def describe_device(name: str) -> str:
     if name == "cuda":
         return f"cuda: {torch.cuda.get_device_name(torch.cuda.current_device())}"
     return name
+
+
+def generator_family(name: str) -> str:
+    """What a record stores of the generators that drew a task's per-iteration random numbers."""
+    return "cuda-philox" if name == "cuda" else "cpu-mt19937"
+
+
+def task_generator(seed: int) -> torch.Generator:
+    """A ``torch.Generator`` seeded with ``seed`` on :func:`current_device` (see the module doc)."""
+    return torch.Generator(device=current_device()).manual_seed(int(seed))
 
 
 def current_device() -> torch.device:

@@ -128,14 +128,14 @@ class SGHMC(torch.optim.Optimizer):
                     state["momentum_buffer"] = buf
                 else:
                     buf.mul_(m).add_(grad)
-                    if noise_std > 0.0:
-                        # drawn by the (CPU) generator, then moved: the same numbers on any device
+                    if noise_std > 0.0:  # drawn where the generator lives (the weights' device, in PA)
                         if isinstance(self.generator, list):
-                            noise = torch.stack([torch.randn(p.shape[1:], generator=g, dtype=p.dtype)
-                                                 for g in self.generator]).to(p.device)
+                            noise = torch.stack([torch.randn(p.shape[1:], generator=g, dtype=p.dtype,
+                                                             device=g.device) for g in self.generator])
                         else:
-                            noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype).to(p.device)
-                        buf.add_(noise, alpha=noise_std)
+                            noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype,
+                                                device=self.generator.device if self.generator else "cpu")
+                        buf.add_(noise.to(p.device), alpha=noise_std)
                 if stiffness is not None and p in stiffness:
                     k = stiffness[p]
                     buf.addcmul_(k, p).div_(1.0 + lr * k)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from methods.device import current_device
+from methods.device import current_device, task_generator
 from methods.pa.prior import MixtureGaussianPrior
 from methods.pa.schedule import AnnealingSchedule
 from methods.pa.sghmc import SGHMC
@@ -69,10 +69,11 @@ class PASettings:
 
 
 def _unit_batches(n: int, batch_size: int, unit: str, generator: torch.Generator) -> list[torch.Tensor]:
-    """Minibatch indices of one schedule unit: a permuted epoch, or one batch drawn with replacement."""
+    """Minibatch indices of one schedule unit: a permuted epoch, or one batch drawn with replacement
+    (on the generator's device)."""
     if unit == "epoch":
-        return list(torch.randperm(n, generator=generator).split(batch_size))
-    return [torch.randint(0, n, (batch_size,), generator=generator)]
+        return list(torch.randperm(n, generator=generator, device=generator.device).split(batch_size))
+    return [torch.randint(0, n, (batch_size,), generator=generator, device=generator.device)]
 
 
 def _member_batches(n: int, batch_size: int, unit: str, generators: list[torch.Generator]) -> list[torch.Tensor]:
@@ -124,8 +125,9 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     own data (X (n, B, ...), y (n, B, ...), member b on [:, b]; e.g.
     :class:`~methods.pa.networks.StackedElmanRNNs`): member b then draws its minibatches and
     SGHMC noise from its own generator, as it would trained alone.
-    Training runs on :func:`~methods.device.current_device` (random numbers drawn on the
-    CPU); the model and the masks are handed back on the CPU.
+    Training runs on :func:`~methods.device.current_device`, its minibatches and SGHMC noise
+    drawn there (:func:`~methods.device.task_generator`); the model and the masks are handed
+    back on the CPU.
     """
     settings.check()
     if len(y) < 2:
@@ -134,7 +136,7 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     model.to(device)
     X, y = X.to(device), y.to(device)
     seeds = [int(s) for s in seed] if isinstance(seed, Sequence) else None
-    generator = [torch.Generator().manual_seed(s) for s in seeds] if seeds else torch.Generator().manual_seed(int(seed))
+    generator = [task_generator(s) for s in seeds] if seeds else task_generator(int(seed))
     schedule = settings.schedule()
     opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
                 generator=generator)

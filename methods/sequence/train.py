@@ -13,7 +13,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from methods.device import current_device
+from methods.device import current_device, task_generator
 
 
 def train_network(
@@ -29,25 +29,27 @@ def train_network(
 ) -> list[float]:
     """Train ``net`` in place on (x, y); returns the mean minibatch loss of each epoch.
 
-    Training runs on :func:`~methods.device.current_device` (minibatch orders drawn on the
-    CPU; dropout masks come from that device's generator); ``net`` is handed back on the CPU.
+    Training runs on :func:`~methods.device.current_device`, minibatch orders drawn there
+    (:func:`~methods.device.task_generator`; dropout masks come from that device's global
+    generator); ``net`` is handed back on the CPU. The epoch's loss is summed in float64 on
+    the device and read once per epoch (no host synchronisation per minibatch).
     """
     device = current_device()
     net.to(device)
     x, y = x.to(device), y.to(device)
-    generator = torch.Generator().manual_seed(int(seed))
+    generator = task_generator(seed)
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     net.train()
     history = []
     for _ in range(epochs):
-        total, batches = 0.0, 0
-        for idx in torch.randperm(len(y), generator=generator).split(batch_size):
-            idx = idx.to(device)
+        batches = torch.randperm(len(y), generator=generator, device=device).split(batch_size)
+        total = torch.zeros((), dtype=torch.float64, device=device)
+        for idx in batches:
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(net(x[idx]), y[idx])
             loss.backward()
             optimizer.step()
-            total, batches = total + float(loss.detach()), batches + 1
-        history.append(total / batches)
+            total += loss.detach()
+        history.append(float(total) / len(batches))
     net.to(torch.device("cpu"))
     return history
