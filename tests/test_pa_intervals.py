@@ -294,7 +294,100 @@ def test_auto_keeps_a_singular_but_psd_exact_hessian_and_leaves_an_indefinite_on
     assert auto.diagnostics["n_negative"] == 0
 
 
-def test_refuses_curvature_matrices_beyond_the_memory_limit():
+def test_refuses_dense_curvature_beyond_the_memory_limit():
     X, y = linear_data(500, seed=1)
     with pytest.raises(ValueError, match=r"keeps 4 weights: its R x R curvature matrices need .* GiB, more than"):
-        fit_asymptotic_normal(linear_model(X, y), None, torch.from_numpy(X), torch.from_numpy(y), max_matrix_gib=1e-7)
+        fit_asymptotic_normal(linear_model(X, y), None, torch.from_numpy(X), torch.from_numpy(y), max_matrix_gib=1e-7,
+                              curvature="dense")
+
+
+def _widths(fit, X):
+    _, lower, upper = fit.predict(X, 0.1)
+    return upper - lower
+
+
+def _trained_lstm(seed=0):
+    """A small PA-LSTM-shaped network (the sequence network, unrolled) fitted to AR sequences."""
+    from methods.sequence.network import SequenceNet
+    from methods.sequence.train import train_network
+
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(300, 8, 1, generator=g)
+    for t in range(1, 8):
+        x[:, t] += 0.7 * x[:, t - 1]
+    y = torch.stack([0.7 * x[:, -1, 0], 0.49 * x[:, -1, 0]], dim=1) + 0.3 * torch.randn(300, 2, generator=g)
+    torch.manual_seed(seed)
+    net = SequenceNet(n_features=1, hidden=3, horizon=2)
+    train_network(net, x, y, lambda out, target: ((out - target) ** 2).mean(), epochs=100, lr=0.02, batch_size=40,
+                  seed=seed)
+    return net.unrolled(), x.double(), y.double()
+
+
+def _trained_mlp(X, y, masks):
+    """tiny_mlp fitted by Adam with its masked weights held at 0 (a sparse network near its optimum)."""
+    model = tiny_mlp().double()
+    params = dict(model.named_parameters())
+    opt = torch.optim.Adam(model.parameters(), lr=0.05)
+    for _ in range(400):
+        opt.zero_grad()
+        ((model(X) - y) ** 2).mean().backward()
+        opt.step()
+        with torch.no_grad():
+            for name, mask in masks.items():
+                params[name].mul_(mask)
+    return model
+
+
+@pytest.mark.parametrize("case", ["linear", "masked mlp", "lstm, two horizons"])
+def test_matrix_free_curvature_equals_the_dense_one(case):
+    """Conjugate gradients on Gauss-Newton products (no R x R matrix) give the dense path's widths, on
+    models whose curvature the data identify up to the architecture's own null directions (the LSTM's
+    two bias vectors): there both paths solve the same system."""
+    if case == "linear":
+        X, y = (torch.from_numpy(a) for a in linear_data(300, seed=2))
+        model, masks, X_test = linear_model(X.numpy(), y.numpy()), None, X[:40]
+    elif case == "masked mlp":
+        X, y = mlp_data(n=200)
+        masks = {"0.weight": torch.tensor([[True, False], [True, True], [False, True]])}
+        model, X_test = _trained_mlp(X, y, masks), X[:40] + 0.1
+    else:
+        model, X, y = _trained_lstm()
+        masks, X_test = None, X[:10]
+    dense = fit_asymptotic_normal(model, masks, X, y, hessian="ggn", curvature="dense", chunk_size=64)
+    free = fit_asymptotic_normal(model, masks, X, y, hessian="ggn", curvature="matrix_free", chunk_size=64)
+    assert dense.diagnostics["rank"] == free.diagnostics["rank"] == free.n_kept - free.flat.structural_nullity()
+    assert free.diagnostics["curvature"] == "matrix-free" and free.n_kept == dense.n_kept
+    np.testing.assert_allclose(free.sigma2_hat, dense.sigma2_hat, rtol=1e-12)
+    np.testing.assert_allclose(_widths(free, X_test), _widths(dense, X_test), rtol=1e-4)
+    _, var_free, _ = free.predictive_variance(X_test)
+    _, var_dense, _ = dense.predictive_variance(X_test)
+    np.testing.assert_allclose(var_free, var_dense, rtol=1e-4)  # the parameter term itself, not only the sum
+    assert free.diagnostics["cg"]["not_converged"] == 0
+
+
+def test_structural_nullity_counts_the_twin_biases_kept_in_both():
+    model, _, _ = _trained_lstm()
+    assert FlatModel(model, None).structural_nullity() == 12  # 4 gates x 3 units
+    masks = {"lstm.bias_hh_l0": torch.arange(12) >= 5}
+    assert FlatModel(model, masks).structural_nullity() == 7
+
+
+def test_auto_goes_matrix_free_when_the_dense_matrices_do_not_fit():
+    X, y = (torch.from_numpy(a) for a in linear_data(300, seed=3))
+    model = linear_model(X.numpy(), y.numpy())
+    small = fit_asymptotic_normal(model, None, X, y, max_matrix_gib=1e-7)
+    assert small.diagnostics["curvature"] == "matrix-free"
+    roomy = fit_asymptotic_normal(model, None, X, y)  # the device's free memory: 4 weights fit
+    assert roomy.diagnostics["curvature"] == "dense"
+    np.testing.assert_allclose(_widths(small, X[:20]), _widths(roomy, X[:20]), rtol=1e-6)
+    with pytest.raises(ValueError, match="Gauss-Newton matrix"):
+        fit_asymptotic_normal(model, None, X, y, max_matrix_gib=1e-7, hessian="exact")
+
+
+def test_the_dense_budget_reads_the_device():
+    from methods.pa.curvature import free_memory_bytes, memory_budget
+
+    free = free_memory_bytes(torch.device("cpu"))
+    assert 0 < free < 2**50
+    assert memory_budget(torch.device("cpu")) == free // 2 or abs(memory_budget(torch.device("cpu")) - free // 2) < 2**28
+    assert memory_budget(torch.device("cpu"), 1.5) == int(1.5 * 2**30)

@@ -47,6 +47,7 @@ the variance explode along any direction the test gradient touches numerically.)
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -58,8 +59,10 @@ from torch.func import functional_call, grad, jacrev, vmap
 
 from data_loaders.validation import check_alpha
 from methods.device import current_device
+from methods.pa.curvature import DenseCurvature, MatrixFreeCurvature, dense_bytes, memory_budget
 
 HessianKind = Literal["auto", "exact", "ggn"]
+CurvatureKind = Literal["auto", "dense", "matrix_free"]
 
 
 def _as_double(a, device: torch.device) -> torch.Tensor:
@@ -94,6 +97,7 @@ class FlatModel:
             raise ValueError(f"masks name unknown parameters: {unknown}")
         self.names: list[str] = []
         self.shapes: list[torch.Size] = []
+        self.kept_entries: dict[str, set[int]] = {}
         kept: list[torch.Tensor] = []
         offset = 0
         for name, p in params.items():
@@ -108,6 +112,7 @@ class FlatModel:
                 idx = torch.arange(p.numel())
             self.names.append(name)
             self.shapes.append(p.shape)
+            self.kept_entries[name] = set(idx.tolist())
             kept.append(idx + offset)
             offset += p.numel()
         self.n_total = offset
@@ -123,6 +128,16 @@ class FlatModel:
     def n_kept(self) -> int:
         """R, the number of kept weights."""
         return int(self.kept_index.numel())
+
+    def structural_nullity(self) -> int:
+        """Directions no data can identify, known from the architecture alone: torch's recurrent layers
+        add two bias vectors (``bias_ih_lK`` + ``bias_hh_lK``) and only their sum matters, so each entry
+        kept in both is one such direction. (Weights that cannot reach the output are pruned by PA.)"""
+        count = 0
+        for name, entries in self.kept_entries.items():
+            if "bias_ih_l" in name:
+                count += len(entries & self.kept_entries.get(name.replace("bias_ih_l", "bias_hh_l"), set()))
+        return count
 
     def to_params(self, theta: torch.Tensor) -> dict[str, torch.Tensor]:
         """Flat kept weights -> {name: tensor}, pruned entries exactly 0 (differentiable in theta)."""
@@ -246,13 +261,14 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
 class AsymptoticNormalIntervals:
     """Fitted state of the asymptotic-normal intervals; build with :func:`fit_asymptotic_normal`.
 
-    ``sigma2_hat`` has shape (H,) (H = 1 for a single output); ``a_inv`` is (-Hess l_n)^{-1}
-    (or the GGN inverse) over the R = ``n_kept`` kept weights.
+    ``sigma2_hat`` has shape (H,) (H = 1 for a single output); ``curvature`` evaluates
+    g' A^{-1} g with A = -Hess l_n (or its GGN) over the R = ``n_kept`` kept weights, from the
+    dense inverse or matrix-free (:mod:`methods.pa.curvature`).
     """
 
     flat: FlatModel
     theta: torch.Tensor
-    a_inv: torch.Tensor
+    curvature: DenseCurvature | MatrixFreeCurvature
     sigma2_hat: np.ndarray
     n_train: int
     n_kept: int
@@ -265,6 +281,13 @@ class AsymptoticNormalIntervals:
     def n_outputs(self) -> int:
         return int(self.sigma2_hat.shape[0])
 
+    @property
+    def a_inv(self) -> torch.Tensor:
+        """A^{-1} (R x R) of the dense path."""
+        if not isinstance(self.curvature, DenseCurvature):
+            raise AttributeError("matrix-free intervals hold no R x R inverse")
+        return self.curvature.a_inv
+
     def predictive_variance(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(point, var_mu, var_total), each (m, H): var_mu = varsigma2 / n, var_total = var_mu + sigma2_hat."""
         X = _as_double(X, self.theta.device)  # where it was fitted, whatever the current device
@@ -275,7 +298,7 @@ class AsymptoticNormalIntervals:
             G = self.flat.jacobian(self.theta, X[sl], chunk_size=None, vmap_chunk=self.vmap_chunk)
             if G.shape[1] != self.n_outputs:
                 raise ValueError(f"model returns {G.shape[1]} outputs, fitted with {self.n_outputs}")
-            parts.append(((G @ self.a_inv) * G).sum(-1))
+            parts.append(self.curvature.quadratic_forms(G))
         varsigma2 = torch.cat(parts)
         var_mu = varsigma2.clamp_min(0.0) / self.n_train
         var_total = var_mu + torch.as_tensor(self.sigma2_hat, device=var_mu.device)[None, :]
@@ -311,7 +334,8 @@ def fit_asymptotic_normal(
     chunk_size: int | None = 256,
     vmap_chunk: int | None = 512,
     dof_offset: int = 0,
-    max_matrix_gib: float = 6.0,
+    curvature: CurvatureKind = "auto",
+    max_matrix_gib: float | None = None,
 ) -> AsymptoticNormalIntervals:
     """Fit the asymptotic-normal intervals of a trained, sparsified network (see module doc).
 
@@ -324,10 +348,15 @@ def fit_asymptotic_normal(
     ``chunk_size`` = training rows per Jacobian/Hessian block, ``vmap_chunk`` = jacrev's
     vectorisation chunk (bounds memory; None = all R at once).
     sigma2_hat uses n - (rank(A) + dof_offset) / H (rank = R when A is nonsingular).
-    The R x R matrices (A, its eigenvectors, its inverse) must fit in ``max_matrix_gib``.
+    ``curvature``: "dense" holds the R x R matrices (A, its eigenvectors, its inverse) on the
+    current device; "matrix_free" never forms them (GGN products and conjugate gradients,
+    :mod:`methods.pa.curvature`; rank R assumed); "auto" = dense when the matrices fit in
+    ``max_matrix_gib`` (default: half the device's free memory), else matrix-free.
     """
     if hessian not in ("auto", "exact", "ggn"):
         raise ValueError(f"hessian must be 'auto', 'exact' or 'ggn', got {hessian!r}")
+    if curvature not in ("auto", "dense", "matrix_free"):
+        raise ValueError(f"curvature must be 'auto', 'dense' or 'matrix_free', got {curvature!r}")
     X = _as_double(X_train, current_device())
     y = _as_double(y_train, current_device())
     if y.ndim not in (1, 2):
@@ -342,13 +371,17 @@ def fit_asymptotic_normal(
     R = flat.n_kept
     if R == 0:
         raise ValueError("the model keeps no weights")
-    need_gib = 3 * R * R * 8 / 2**30
-    if need_gib > max_matrix_gib:
+    budget = memory_budget(current_device(), max_matrix_gib)
+    dense = curvature == "dense" or (curvature == "auto" and dense_bytes(R) <= budget)
+    if curvature == "dense" and dense_bytes(R) > budget:
         raise ValueError(
-            f"the model keeps {R} weights: its R x R curvature matrices need {need_gib:.1f} GiB, more than the "
-            f"{max_matrix_gib:g} GiB allowed; sparsify more (longer annealing, a wider spike s0_init) or use a "
-            "smaller network"
+            f"the model keeps {R} weights: its R x R curvature matrices need {dense_bytes(R) / 2**30:.1f} GiB, more "
+            f"than the {budget / 2**30:.3g} GiB allowed on {current_device()}; use curvature = 'matrix_free' (or "
+            "'auto'), sparsify more (longer annealing, a wider spike s0_init) or use a smaller network"
         )
+    if not dense and hessian == "exact":
+        raise ValueError("the matrix-free curvature uses the Gauss-Newton matrix: give hessian = 'ggn' or 'auto', "
+                         "or curvature = 'dense'")
     if R + dof_offset >= n * H:
         raise ValueError(
             f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows"
@@ -364,6 +397,19 @@ def fit_asymptotic_normal(
         raise ValueError("zero training residuals: sigma2_hat = 0")
     sigma2_ml = rss / n  # builds A; rescaled below once the rank is known
 
+    if not dense:
+        rank = R - flat.structural_nullity()
+        dof = n - (rank + dof_offset) / H
+        solver = MatrixFreeCurvature(flat.forward, functools.partial(flat.jacobian, chunk_size=None,
+                                                                     vmap_chunk=vmap_chunk),
+                                     theta, X, sigma2_ml, chunk_size=chunk_size)
+        solver.scale(n / dof)
+        return AsymptoticNormalIntervals(
+            flat=flat, theta=theta, curvature=solver, sigma2_hat=(rss / dof).cpu().numpy(), n_train=n,
+            n_kept=R, single_output=single, chunk_size=chunk_size, vmap_chunk=vmap_chunk,
+            diagnostics={"hessian": "ggn", "curvature": "matrix-free", "exact_not_pd": False, "fallback": None,
+                         "rank": rank, "rank_assumed": True, "cg": solver.stats},
+        )
     kind = hessian if hessian != "auto" else ("exact" if R <= max_exact else "ggn")
     exact_not_pd = False
     if kind == "exact":
@@ -383,9 +429,9 @@ def fit_asymptotic_normal(
     dof = n - (info["rank"] + dof_offset) / H  # > 0: rank <= R < nH - dof_offset
     sigma2 = rss / dof
     a_inv = a_inv * (n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
-    diagnostics = {"hessian": kind, "exact_not_pd": exact_not_pd, **info}
+    diagnostics = {"hessian": kind, "curvature": "dense", "exact_not_pd": exact_not_pd, **info}
     return AsymptoticNormalIntervals(
-        flat=flat, theta=theta, a_inv=a_inv, sigma2_hat=sigma2.cpu().numpy(), n_train=n,
+        flat=flat, theta=theta, curvature=DenseCurvature(a_inv), sigma2_hat=sigma2.cpu().numpy(), n_train=n,
         n_kept=R, single_output=single, diagnostics=diagnostics,
         chunk_size=chunk_size, vmap_chunk=vmap_chunk,
     )

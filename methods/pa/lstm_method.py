@@ -33,12 +33,12 @@ class PALSTM(SequenceMethod):
                  lr: float = 0.01, batch_size: int = 150, standardize_target: bool = True, momentum: float = 0.9,
                  T1: int = 50, T2: int = 55, T3: int = 80, s1: float = 0.1, s0_init: float = 1e-7,
                  s0_end: float = 1e-8, lam: float = 1e-7, tau: float = 1.0, refine_epochs: int = 20,
-                 hessian: str = "ggn"):
+                 hessian: str = "ggn", curvature: str = "auto"):
         super().__init__(alpha=alpha, random_state=random_state, hidden=hidden, epochs=epochs, lr=lr,
                          batch_size=batch_size, standardize_target=standardize_target)
         self.momentum, self.T1, self.T2, self.T3 = momentum, T1, T2, T3
         self.s1, self.s0_init, self.s0_end, self.lam, self.tau = s1, s0_init, s0_end, lam, tau
-        self.refine_epochs, self.hessian = refine_epochs, hessian
+        self.refine_epochs, self.hessian, self.curvature = refine_epochs, hessian, curvature
 
     def _settings(self) -> PASettings:
         return PASettings(epochs=self.epochs, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size,
@@ -50,6 +50,7 @@ class PALSTM(SequenceMethod):
         super()._check_param_values()
         non_negative_int("refine_epochs", self.refine_epochs)
         one_of("hessian", self.hessian, ("auto", "exact", "ggn"))
+        one_of("curvature", self.curvature, ("auto", "dense", "matrix_free"))
         self._settings().check()
 
     def fit(self, train: SetData, calibration: SetData | None = None) -> PALSTM:
@@ -58,7 +59,8 @@ class PALSTM(SequenceMethod):
         x, y = self._scale(data)
         net = self._new_network(data)
         masks = train_pa(net, x, y, self._settings(), seed=self._seed())
-        self.intervals_ = fit_asymptotic_normal(net.unrolled(), masks, x.double(), y.double(), hessian=self.hessian)
+        self.intervals_ = fit_asymptotic_normal(net.unrolled(), masks, x.double(), y.double(), hessian=self.hessian,
+                                                curvature=self.curvature)
         return self
 
     def predict_interval(self, x: np.ndarray) -> Interval:
@@ -70,5 +72,9 @@ class PALSTM(SequenceMethod):
         fitted = getattr(self, "intervals_", None)
         if fitted is None:
             return {}
-        return {"kept_weights": int(fitted.n_kept), "identified_weights": int(fitted.diagnostics["rank"]),
-                "total_weights": int(fitted.flat.n_total), "hessian": fitted.diagnostics["hessian"]}
+        out = {"kept_weights": int(fitted.n_kept), "identified_weights": int(fitted.diagnostics["rank"]),
+               "total_weights": int(fitted.flat.n_total), "hessian": fitted.diagnostics["hessian"],
+               "curvature": fitted.diagnostics["curvature"]}
+        if "cg" in fitted.diagnostics:  # matrix-free: how many conjugate-gradient solves did not converge
+            out["cg_not_converged"] = fitted.diagnostics["cg"]["not_converged"]
+        return out
