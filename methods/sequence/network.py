@@ -78,13 +78,14 @@ class SequenceNet(nn.Module):
         self.lstm = nn.LSTM(n_features, hidden, batch_first=True)
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(hidden, horizon * outputs_per_step)
+        self.padded: bool | None = None  # whether inputs hold NaN padding; None: look at each input
 
     def encode(self, x: torch.Tensor) -> torch.Tensor:
         """The LSTM's hidden state after each sequence's last observed step, (m, hidden)."""
         if isinstance(self.lstm, UnrolledLSTM):
             return self.lstm(x)
         padding = torch.isnan(x).all(-1)
-        if bool(padding.any()):
+        if self.padded if self.padded is not None else bool(padding.any()):  # set once by the training loop
             lengths = (~padding).sum(1).cpu()
             x = pack_padded_sequence(torch.nan_to_num(x), lengths, batch_first=True, enforce_sorted=False)
         _, (h, _) = self.lstm(x)
