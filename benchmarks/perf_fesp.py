@@ -75,11 +75,11 @@ def figure_train(args: argparse.Namespace) -> None:
     naive_step = 24 * float(np.mean(per_fit))
     # pibench: one chunk of CHUNK_FITS days x 24 hours, batched; shared by all split methods
     tic = time.perf_counter()
-    compute_chunk(problem, schedule, forecaster, range(CHUNK_FITS))
-    ours_step = (time.perf_counter() - tic) / CHUNK_FITS
+    compute_chunk(problem, schedule, forecaster, range(CHUNK_FITS["cpu"]))
+    ours_step = (time.perf_counter() - tic) / CHUNK_FITS["cpu"]
     print(f"(a) base-model fitting per online day-step, {args.epochs} epochs, 1 thread, window {W}:")
     print(f"    naive, one method  : {naive_step:8.2f} s  (24 x {np.mean(per_fit):.3f} s per separate fit)")
-    print(f"    pibench, all split methods together: {ours_step:8.2f} s  (24 x {CHUNK_FITS} models batched)")
+    print(f"    pibench, all split methods together: {ours_step:8.2f} s  (24 x {CHUNK_FITS['cpu']} models batched)")
     for label, n_methods in (("ACI gamma 0 and 0.01, AgACI, NexCP", 4), ("the 30-gamma sweep, AgACI, NexCP", 32)):
         print(f"    ratio with {n_methods:2d} methods ({label}): {n_methods * naive_step / ours_step:7.1f}x")
     print(f"    paper scale (365 steps, 300 epochs) for pibench, extrapolated: "

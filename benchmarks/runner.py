@@ -66,10 +66,10 @@ def task_runtime(threads: int, device: str = "cpu"):
         torch.set_num_threads(previous)
 
 
-def forecast_plan(task: Task, problem, method: IntervalMethod) -> ForecastPlan | None:
-    """The shared base fits of a split-conformal task on a series problem, else None."""
+def forecast_plan(task: Task, problem, method: IntervalMethod, device: str = "cpu") -> ForecastPlan | None:
+    """The shared base fits of a split-conformal task on a series problem, chunked for ``device``, else None."""
     if isinstance(method, SplitConformalMethod) and isinstance(problem, SeriesProblem):
-        return plan_for(task, problem, method.split_forecaster())
+        return plan_for(task, problem, method.split_forecaster(), device)
     return None
 
 
@@ -104,7 +104,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             problem, _, record["data_files"] = task_problem(task, data_dir)
             method = task_method(task) if method is None else method
             record["method_params"] = method.get_params()
-            plan = forecast_plan(task, problem, method)
+            plan = forecast_plan(task, problem, method, device)
             if plan is not None and (shared or not missing_chunks(plan, results_dir)):
                 method.use_forecasts(load_forecasts(plan, results_dir))  # raises if a chunk failed
                 record["shared_base_fits"] = plan.key
@@ -132,7 +132,7 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
     try:
         with task_runtime(threads, device):
             problem = task_problem(task, data_dir).problem
-            plan = forecast_plan(task, problem, task_method(task))
+            plan = forecast_plan(task, problem, task_method(task), device)
             write_chunk(problem, task.config["protocol"], plan, fits, results_dir)
         return {"method": "base fits", "status": "ok"}
     except Exception as exc:
@@ -189,14 +189,14 @@ class RunReport:
         return [r for r in self.executed if r["status"] != "ok"]
 
 
-def _plan_shared_fits(tasks: list[Task], results_dir, data_dir) -> tuple[list, set[str]]:
+def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "cpu") -> tuple[list, set[str]]:
     """Chunk jobs for the base fits that split-conformal tasks share, and those tasks' ids."""
     jobs: dict[tuple[str, int], tuple[Task, range]] = {}
     dependent: set[str] = set()
     for task in tasks:
         try:
             problem = task_problem(task, data_dir).problem
-            plan = forecast_plan(task, problem, task_method(task))
+            plan = forecast_plan(task, problem, task_method(task), device)
         except Exception:  # the task itself will record the problem
             continue
         if plan is None:
@@ -247,7 +247,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         redone = [f"{t.label()} (task {t.task_id}): {why[t.task_id]}" for t in todo if why[t.task_id] != "no record"]
         executed: list[dict] = []
         if todo:
-            chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir)
+            chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir, device)
             rd = str(results_dir)
             # the tasks that need no shared fits (often the longest) start first, the chunks fill the other workers
             independent = [t for t in todo if t.task_id not in dependent]
