@@ -73,7 +73,7 @@ def _current_records(results_dir: str) -> tuple[list[dict], list[str]]:
 def _report(args: argparse.Namespace) -> int:
     from benchmarks.provenance import code_version
     from reports.paper_tables import fesp_tables, order_selection_table, set_suites, sets_table
-    from reports.summary import failures, markdown_table, summary_frame, write_summary
+    from reports.summary import conditional_table, failures, markdown_table, summary_frame, write_summary
 
     records, left_out = _current_records(args.results_dir)
     if not records:
@@ -84,7 +84,7 @@ def _report(args: argparse.Namespace) -> int:
               f"{args.results_dir}` first.", file=sys.stderr)
         return 1
     frame = summary_frame(records)
-    sections = [markdown_table(frame), fesp_tables(frame),
+    sections = [markdown_table(frame), conditional_table(frame), fesp_tables(frame),
                 *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
                 *(sets_table(frame, suite) for suite in set_suites(frame))]
     failed = failures(frame)

@@ -31,6 +31,7 @@ from benchmarks.provenance import code_version, provenance
 from benchmarks.store import ResultsStore, check_results_dir
 from benchmarks.suite import Task, stable_hash
 from data_loaders.problems import SeriesProblem
+from data_loaders.volatility import volatility_of_test_steps
 from methods.base import IntervalMethod
 from methods.catalog import get_method
 from methods.device import describe_device, generator_family, resolve_device, use_device
@@ -41,17 +42,20 @@ from reports.summary import write_summary
 
 
 def _predictions_frame(problem, out: ProtocolOutput) -> pd.DataFrame:
-    """Long format: one row per test step x series (series) or sequence x horizon (sets)."""
+    """Long format: one row per test step x series (series) or sequence x horizon (sets); a series
+    row also holds the step's volatility (:mod:`data_loaders.volatility`), for conditional coverage."""
     n, k = out.y.shape
+    extra = {}
     if isinstance(problem, SeriesProblem):
         steps = np.arange(problem.test_start, problem.test_start + n)
         index = {"t": np.repeat(steps, k), "time": np.repeat(problem.time[steps].astype(str), k),
                  "group": np.tile(np.asarray(problem.groups), n)}
+        extra = {"volatility": volatility_of_test_steps(problem, problem.test_start + n)[0].ravel()}
     else:
         index = {"item": np.repeat(np.arange(n), k), "sequence": np.repeat(problem.sequence_ids(), k),
                  "horizon": np.tile(np.arange(1, k + 1), n)}
     return pd.DataFrame({**index, "y": out.y.ravel(), "lower": out.lower.ravel(),
-                         "upper": out.upper.ravel(), "point": out.point.ravel()})
+                         "upper": out.upper.ravel(), "point": out.point.ravel(), **extra})
 
 
 @contextmanager
@@ -114,6 +118,8 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             else:
                 out = run_set(problem, method)
         predictions = _predictions_frame(problem, out)
+        if isinstance(problem, SeriesProblem):
+            record["volatility_source"] = volatility_of_test_steps(problem, problem.test_start + 1)[1]
         metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
         record.update(method.diagnostics())
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,

@@ -20,6 +20,7 @@ from data_loaders.eeg import eeg_problem
 from data_loaders.fesp import fesp_problem
 from data_loaders.mimic import mimic_problem
 from data_loaders.problems import Problem
+from data_loaders.regime import regime_problem
 from data_loaders.typed_params import check_arguments
 
 
@@ -37,6 +38,8 @@ DATASETS: dict[str, DatasetEntry] = {
     "ar": DatasetEntry(synthetic.ar_problem, "series", "synthetic linear Gaussian AR(p) series (built in)"),
     "nlar": DatasetEntry(synthetic.nlar_problem, "series", "synthetic NLAR(7) series, SPEC §1.3 (built in)"),
     "expar": DatasetEntry(synthetic.expar_problem, "series", "synthetic EXPAR(1) series, SPEC §1.3 (built in)"),
+    "regime": DatasetEntry(regime_problem, "series",
+                           "synthetic AR series with Markov-switching noise scale and its oracle (built in)"),
     "seasonal_sets": DatasetEntry(
         synthetic.seasonal_ar_sets, "set", "synthetic exchangeable sequences with a known oracle (built in)"
     ),

@@ -45,6 +45,7 @@ __all__ = [
     "worst_rolling_coverage",
     "longest_miss_run",
     "coverage_by_group",
+    "tercile_coverage",
     "series_metrics",
     "set_metrics",
     "metrics_from_predictions",
@@ -304,6 +305,21 @@ def longest_miss_run(covered_by_step: ArrayLike) -> int:
 # --------------------------------------------------------------------------- #
 # bundles
 # --------------------------------------------------------------------------- #
+def tercile_coverage(covered_: ArrayLike, values: ArrayLike) -> list[float]:
+    """Coverage within the lower, middle and upper third of the points ranked by ``values``.
+
+    Points are ranked by value (ties by position, time-major: a stable sort) and split into
+    three parts of sizes differing by at most one; points whose value is NaN are left out.
+    """
+    cov = np.asarray(covered_, dtype=bool).ravel()
+    vals = np.asarray(values, dtype=float).ravel()
+    if vals.shape != cov.shape:
+        raise ValueError(f"shape mismatch: covered {cov.shape}, values {vals.shape}")
+    known = np.flatnonzero(~np.isnan(vals))
+    parts = np.array_split(known[np.argsort(vals[known], kind="stable")], 3)
+    return [float(cov[p].mean()) if p.size else float("nan") for p in parts]
+
+
 def series_metrics(
     y: ArrayLike,
     lower: ArrayLike,
@@ -311,11 +327,15 @@ def series_metrics(
     alpha: float,
     cap: tuple[float, float],
     rolling_window: int = 100,
+    volatility: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """All metrics for the series setting, arrays (n_steps, G) (1-D treated as G = 1).
 
     coverage, length stats, winkler, worst_rolling_coverage(window), longest_miss_run,
-    coverage_by_group (list), n_test = y.size.
+    coverage_by_group (list), n_test = y.size; conditional coverage: coverage_size_min, the
+    worst coverage over the terciles of capped interval length, and, given each point's
+    ``volatility`` (n_steps, G), coverage_vol_low / _mid / _high over its terciles
+    (:func:`tercile_coverage`).
     """
     _check_alpha(alpha)
     y_, lo, up = _interval_args(y, lower, upper)
@@ -331,6 +351,12 @@ def series_metrics(
     out["longest_miss_run"] = longest_miss_run(cov)
     out["coverage_by_group"] = [float(c) for c in coverage_by_group(cov)]
     out["n_test"] = int(y_.size)
+    capped_lo, capped_up = cap_bounds(lo, up, cap)
+    out["coverage_size_min"] = float(np.nanmin(tercile_coverage(cov, capped_up - capped_lo)))
+    if volatility is not None:
+        vol = np.asarray(volatility, dtype=float).reshape(cov.shape)
+        for name, value in zip(("low", "mid", "high"), tercile_coverage(cov, vol)):
+            out[f"coverage_vol_{name}"] = value
     return out
 
 
@@ -361,7 +387,8 @@ def metrics_from_predictions(frame, alpha: float, cap: tuple[float, float]) -> d
     """The metrics of a task from its stored predictions (the long table the runner writes).
 
     Series (columns t, group): rows are time-major with the G groups in turn, reshaped to
-    (n_steps, G) for :func:`series_metrics`, plus ``mspe`` = mean (y - point)^2. Sets
+    (n_steps, G) for :func:`series_metrics` (with the column ``volatility`` where stored),
+    plus ``mspe`` = mean (y - point)^2. Sets
     (columns item, horizon): reshaped to (n, H) for :func:`set_metrics`. The runner
     computes every record's metrics with this function, so a record can be checked
     against its predictions at any time (:func:`metrics_mismatch`).
@@ -370,7 +397,8 @@ def metrics_from_predictions(frame, alpha: float, cap: tuple[float, float]) -> d
     if "group" in frame.columns:
         n_groups = len(frame["group"].unique())
         y, lo, up, point = (frame[c].to_numpy(float).reshape(-1, n_groups) for c in columns)
-        out = series_metrics(y, lo, up, alpha, cap)
+        volatility = frame["volatility"].to_numpy(float).reshape(-1, n_groups) if "volatility" in frame else None
+        out = series_metrics(y, lo, up, alpha, cap, volatility=volatility)
         out["mspe"] = float(np.mean((y - point) ** 2))  # mean squared prediction error
         return out
     horizon = int(frame["horizon"].max())

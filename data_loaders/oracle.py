@@ -1,0 +1,26 @@
+"""The oracle of a synthetic series: the true conditional mean and scale of each step given the past.
+
+Built-in generators record them in the problem's metadata: ``conditional_mean`` (one per
+row) and the innovation's scale, either one ``oracle_noise_std`` for every row (ar, nlar,
+expar: Gaussian innovations) or an ``oracle_scale`` per row (regime). The oracle
+interval of a step is then mean +/- z_{alpha/2} scale: the shortest interval that
+covers at exactly 1 - alpha given the past. Problems read from files have no oracle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from data_loaders.problems import SeriesProblem
+
+
+def series_oracle(problem: SeriesProblem) -> tuple[np.ndarray, np.ndarray] | None:
+    """(mean, scale), each (n_steps, G), of every row of ``problem``; None without an oracle."""
+    meta = problem.metadata
+    if "conditional_mean" not in meta or not ({"oracle_scale", "oracle_noise_std"} & set(meta)):
+        return None
+    mean = np.asarray(meta["conditional_mean"], dtype=float).reshape(problem.n_steps, -1)
+    scale = meta.get("oracle_scale", meta.get("oracle_noise_std"))
+    scale = np.broadcast_to(np.asarray(scale, dtype=float).reshape(-1, 1) if np.ndim(scale) else scale,
+                            mean.shape).astype(float)
+    return mean, scale

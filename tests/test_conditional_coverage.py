@@ -1,0 +1,120 @@
+"""Where intervals fail: oracle intervals of the synthetic series, the regime series, and coverage by
+volatility and by interval-length thirds (issue 20, first part)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import norm
+
+from benchmarks.cli import main
+from benchmarks.store import ResultsStore
+from data_loaders.oracle import series_oracle
+from data_loaders.registry import load_dataset
+from data_loaders.synthetic import seasonal_ar_oracle
+from data_loaders.volatility import rolling_robust_scale, volatility_of_test_steps
+from reports.metrics import series_metrics, tercile_coverage
+
+Z90 = norm.ppf(0.95)
+
+
+def oracle_covered(problem, alpha=0.1):
+    mean, scale = series_oracle(problem)
+    t = problem.test_start
+    z = norm.ppf(1 - alpha / 2)
+    return np.abs(problem.y[t:] - mean[t:]) <= z * scale[t:]
+
+
+@pytest.mark.parametrize("name, params", [("ar", {"phi": [0.5, -0.3]}), ("nlar", {}), ("expar", {}),
+                                          ("regime", {})])
+def test_the_oracle_interval_covers_at_its_level_on_20000_points(name, params):
+    """Binomial standard error at 20,000 points: 0.21 points; the margin of 1 point is 4.7 of them."""
+    problem = load_dataset(name, {**params, "n_train": 50, "n_test": 20000}, seed=11)
+    for alpha in (0.1, 0.2):
+        assert abs(oracle_covered(problem, alpha).mean() - (1 - alpha)) <= 0.01
+
+
+def test_the_seasonal_sets_oracle_covers_each_horizon_at_its_level():
+    problem = load_dataset("seasonal_sets", {"n_train": 10, "n_calibration": 10, "n_test": 20000, "horizon": 3},
+                           seed=5)
+    lower, upper = seasonal_ar_oracle(problem, 0.1)
+    per_horizon = ((problem.test.y >= lower) & (problem.test.y <= upper)).mean(axis=0)
+    assert np.all(np.abs(per_horizon - 0.9) <= 0.01)
+
+
+def test_the_regime_oracle_covers_in_each_regime():
+    """About 10,000 points a regime: standard error 0.3 points; the margin of 1.5 points is 5 of them."""
+    problem = load_dataset("regime", {"n_train": 50, "n_test": 20000}, seed=3)
+    covered = oracle_covered(problem)[:, 0]
+    regime = problem.metadata["regime"][problem.test_start:]
+    assert 0.3 < regime.mean() < 0.7  # both regimes well represented at the default switch probability
+    for state in (0, 1):
+        assert abs(covered[regime == state].mean() - 0.9) <= 0.015
+    scales = problem.metadata["oracle_scale"][problem.test_start:]
+    assert set(np.unique(scales)) == {0.5, 2.0} and np.all(scales[regime == 1] == 2.0)
+
+
+def test_terciles_by_hand():
+    covered = np.array([1, 0, 1, 1, 0, 1], dtype=bool)
+    values = np.array([5.0, 1.0, 3.0, 2.0, 6.0, 4.0])
+    # ranked: positions 1, 3 | 2, 5 | 0, 4
+    assert tercile_coverage(covered, values) == [0.5, 1.0, 0.5]
+    # ties keep their order of position; NaN values are left out: thirds of sizes 2, 2, 1 of positions 0..4
+    assert tercile_coverage(covered, [1.0, 1.0, 1.0, 2.0, 2.0, np.nan]) == [0.5, 1.0, 0.0]
+
+
+def test_series_metrics_conditional_columns_by_hand():
+    y = np.zeros((6, 1))
+    lower = np.array([-1, -1, 1, -3, -3, 1.0])[:, None]   # steps 2 and 5 miss
+    upper = np.array([1, 1, 2, 3, 3, 2.0])[:, None]
+    volatility = np.array([1, 2, 3, 4, 5, 6.0])[:, None]
+    out = series_metrics(y, lower, upper, 0.1, (-10.0, 10.0), volatility=volatility)
+    assert (out["coverage_vol_low"], out["coverage_vol_mid"], out["coverage_vol_high"]) == (1.0, 0.5, 0.5)
+    # lengths 2, 2, 1, 6, 6, 1: thirds by length {2, 5} (both miss), {0, 1}, {3, 4}
+    assert out["coverage_size_min"] == 0.0
+    assert "coverage_vol_low" not in series_metrics(y, lower, upper, 0.1, (-10.0, 10.0))
+
+
+def test_the_rolling_robust_scale_by_hand_and_causal():
+    y = np.array([0.0, 1.0, 3.0, 2.0, 6.0, 6.0])[:, None]
+    scale = rolling_robust_scale(y, window=3)[:, 0]
+    # |moves|: -, 1, 2, 1, 4, 0; the scale at t uses the moves of steps t-3..t-1 (at least 2 of them)
+    assert np.isnan(scale[:3]).all()
+    np.testing.assert_allclose(scale[3:], 1.4826 * np.array([np.median([1, 2]), np.median([1, 2, 1]),
+                                                              np.median([2, 1, 4])]))
+    changed = y.copy()
+    changed[5] = 100.0  # the future never moves a past scale
+    np.testing.assert_array_equal(rolling_robust_scale(changed, window=3)[:, 0][:6], scale)
+
+
+def test_volatility_is_the_oracle_scale_where_known_else_the_rolling_scale(tmp_path):
+    regime = load_dataset("regime", {"n_train": 200, "n_test": 300})
+    vol, source = volatility_of_test_steps(regime)
+    assert source == "oracle" and np.array_equal(vol[:, 0], regime.metadata["oracle_scale"][200:])
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"y": np.cumsum(rng.normal(size=500))}).to_csv(tmp_path / "walk.csv", index=False)
+    walk = load_dataset("csv", {"path": str(tmp_path / "walk.csv"), "target": "y"})
+    vol, source = volatility_of_test_steps(walk)
+    assert source == "rolling" and np.all(np.isfinite(vol)) and 0.7 < np.median(vol) < 1.3  # N(0, 1) steps
+
+
+def test_records_carry_conditional_coverage_that_the_predictions_reproduce(tmp_path, capsys):
+    results = tmp_path / "r"
+    assert main(["run", "--datasets", "regime", "--methods", "autoreg", "--results-dir", str(results),
+                 "--no-progress"]) == 0
+    store = ResultsStore(results)
+    (record,) = store.records()
+    predictions = store.predictions(record["task_id"])
+    assert record["volatility_source"] == "oracle"
+    covered = (predictions["lower"] <= predictions["y"]) & (predictions["y"] <= predictions["upper"])
+    ranked = predictions.assign(covered=covered).sort_values("volatility", kind="stable")
+    thirds = np.array_split(ranked["covered"].to_numpy(), 3)
+    assert [record[f"coverage_vol_{k}"] for k in ("low", "mid", "high")] == [float(t.mean()) for t in thirds]
+    assert record["coverage_vol_low"] > record["coverage_vol_high"]  # a fixed-width method fails when volatile
+    capsys.readouterr()
+    assert main(["report", "--results-dir", str(results)]) == 0
+    out = capsys.readouterr().out
+    assert "### Conditional coverage" in out and "| volatile third % |" in out
+    assert {"coverage_vol_low", "coverage_size_min"} <= set(pd.read_csv(results / "summary.csv").columns)
+    assert json.loads((results / "tasks" / f"{record['task_id']}.json").read_text())["coverage_size_min"] <= 1
