@@ -200,6 +200,7 @@ def conditional_table(frame: pd.DataFrame) -> str:
     for column in CONDITIONAL:
         table[column] = 100 * table[column]
     table = _counts(table.rename(columns=CONDITIONAL), columns=("seeds",))
+    table = table[[c for c in table.columns if c != "suite"] + ["suite"]]  # compact: the suite last
     return ("### Conditional coverage: where the intervals fail (volatility thirds by the oracle's scale where "
             "known, else a causal rolling robust scale)\n\n" + _markdown(table))
 

@@ -267,7 +267,7 @@ def test_parse_dataset_arg_unknown_lists_datasets() -> None:
     message = str(info.value)
     for name in DATASETS:
         assert name in message
-    assert "ar, nlar, expar, seasonal_sets, fesp, csv" in message
+    assert "ar, nlar, expar, regime, seasonal_sets, fesp, csv" in message
 
 
 def test_load_dataset_unknown_parameter() -> None:
