@@ -23,7 +23,7 @@ def positive_int(text: str) -> int:
 def _run(args: argparse.Namespace) -> int:
     from benchmarks.runner import run_tasks
     from benchmarks.suite import build_tasks, load_suite
-    from reports.summary import markdown_table, summary_frame
+    from reports.summary import conditional_table, markdown_table, summary_frame
 
     suite = load_suite(args.suite, quick=args.quick)
     tasks = build_tasks(suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds)
@@ -41,7 +41,8 @@ def _run(args: argparse.Namespace) -> int:
         first_line = (record["error"].strip() or "no message").splitlines()[0]
         print(f"FAILED {record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}: "
               f"{first_line}", file=sys.stderr)
-    print(markdown_table(summary_frame(_current_records(args.results_dir)[0])))
+    frame = summary_frame(_current_records(args.results_dir)[0])
+    print("\n".join(t for t in (markdown_table(frame), conditional_table(frame)) if t))
     return 1 if report.failed else 0
 
 

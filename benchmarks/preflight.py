@@ -96,6 +96,7 @@ def _check_task(task: Task, problem) -> None:
     """Raise ValueError if the task's method, parameters or protocol cannot run on ``problem``."""
     method = task_method(task)
     method.check_params()
+    method.prepare(problem)
     if isinstance(problem, SeriesProblem):
         check_protocol(task.config["protocol"])
         schedule = series_schedule(problem, **task.config["protocol"])

@@ -30,6 +30,7 @@ from benchmarks.protocols import ProtocolOutput, run_series, run_set, series_sch
 from benchmarks.provenance import code_version, provenance
 from benchmarks.store import ResultsStore, check_results_dir
 from benchmarks.suite import Task, stable_hash
+from data_loaders.oracle import oracle_mean_length
 from data_loaders.problems import SeriesProblem
 from data_loaders.volatility import volatility_of_test_steps
 from methods.base import IntervalMethod
@@ -41,16 +42,17 @@ from reports.selection import select_current
 from reports.summary import write_summary
 
 
-def _predictions_frame(problem, out: ProtocolOutput) -> pd.DataFrame:
-    """Long format: one row per test step x series (series) or sequence x horizon (sets); a series
-    row also holds the step's volatility (:mod:`data_loaders.volatility`), for conditional coverage."""
+def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | None = None) -> pd.DataFrame:
+    """Long format: one row per test step x series (series) or sequence x horizon (sets); series rows
+    also hold each step's ``volatility`` (n, G) when given (:mod:`data_loaders.volatility`), for
+    conditional coverage."""
     n, k = out.y.shape
     extra = {}
     if isinstance(problem, SeriesProblem):
         steps = np.arange(problem.test_start, problem.test_start + n)
         index = {"t": np.repeat(steps, k), "time": np.repeat(problem.time[steps].astype(str), k),
                  "group": np.tile(np.asarray(problem.groups), n)}
-        extra = {"volatility": volatility_of_test_steps(problem, problem.test_start + n)[0].ravel()}
+        extra = {} if volatility is None else {"volatility": volatility.ravel()}
     else:
         index = {"item": np.repeat(np.arange(n), k), "sequence": np.repeat(problem.sequence_ids(), k),
                  "horizon": np.tile(np.arange(1, k + 1), n)}
@@ -108,6 +110,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             problem, _, record["data_files"] = task_problem(task, data_dir)
             method = task_method(task) if method is None else method
             record["method_params"] = method.get_params()
+            method.prepare(problem)
             plan = forecast_plan(task, problem, method, device)
             if plan is not None and (shared or not missing_chunks(plan, results_dir)):
                 method.use_forecasts(load_forecasts(plan, results_dir))  # raises if a chunk failed
@@ -117,10 +120,14 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
                 out = run_series(problem, method, **c["protocol"])
             else:
                 out = run_set(problem, method)
-        predictions = _predictions_frame(problem, out)
+        volatility = None
         if isinstance(problem, SeriesProblem):
-            record["volatility_source"] = volatility_of_test_steps(problem, problem.test_start + 1)[1]
+            volatility, record["volatility_source"] = volatility_of_test_steps(problem, problem.test_start + len(out.y))
+        predictions = _predictions_frame(problem, out, volatility)
         metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
+        best = oracle_mean_length(problem, c["alpha"], len(out.y)) if isinstance(problem, SeriesProblem) else None
+        if best is not None:
+            record.update(oracle_mean_length=best, length_ratio_oracle=metrics["mean_length"] / best)
         record.update(method.diagnostics())
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)

@@ -10,6 +10,7 @@ covers at exactly 1 - alpha given the past. Problems read from files have no ora
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import norm
 
 from data_loaders.problems import SeriesProblem
 
@@ -24,3 +25,13 @@ def series_oracle(problem: SeriesProblem) -> tuple[np.ndarray, np.ndarray] | Non
     scale = np.broadcast_to(np.asarray(scale, dtype=float).reshape(-1, 1) if np.ndim(scale) else scale,
                             mean.shape).astype(float)
     return mean, scale
+
+
+def oracle_mean_length(problem: SeriesProblem, alpha: float, n_steps: int) -> float | None:
+    """The oracle's mean interval length over the first ``n_steps`` test steps, 2 z_{alpha/2} mean(scale)
+    (the denominator of a method's ``length_ratio_oracle``); None without an oracle."""
+    truth = series_oracle(problem)
+    if truth is None:
+        return None
+    scale = truth[1][problem.test_start:problem.test_start + n_steps]
+    return float(2 * norm.ppf(1 - alpha / 2) * scale.mean())

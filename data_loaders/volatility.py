@@ -1,7 +1,8 @@
 """The volatility of each test step, by which conditional coverage is stratified (SPEC §4, beyond the paper).
 
-* Where the problem knows its oracle (:mod:`data_loaders.oracle`), the oracle's scale:
-  the true conditional standard deviation of the step.
+* Where the problem knows its oracle (:mod:`data_loaders.oracle`) and the oracle's scale
+  varies (the regime series), that scale: the true conditional standard deviation of the
+  step. (A constant oracle scale, as of ar, nlar and expar, would stratify nothing.)
 * Elsewhere, a causal rolling robust scale of the target: for step t of series g,
   1.4826 x the median of |y_s - y_{s-1}| over the :data:`WINDOW` steps s < t before it
   (training steps included; at least 2). Only the past enters, as a forecaster would
@@ -31,6 +32,6 @@ def volatility_of_test_steps(problem: SeriesProblem, stop: int | None = None) ->
     """(the volatility of test steps test_start..stop, (n_test, G); its source, 'oracle' or 'rolling')."""
     stop = problem.n_steps if stop is None else stop
     oracle = series_oracle(problem)
-    if oracle is not None:
+    if oracle is not None and np.ptp(oracle[1][problem.test_start:stop]) > 0:
         return oracle[1][problem.test_start:stop], "oracle"
     return rolling_robust_scale(problem.y[:stop])[problem.test_start:stop], "rolling"

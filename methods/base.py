@@ -109,6 +109,10 @@ class IntervalMethod(ABC):
         """Range checks of the parameters; extend (calling super) in a method with its own."""
         check_alpha(self.alpha)
 
+    def prepare(self, problem) -> None:
+        """See the whole problem before any fit: check it (ValueError) or read what only it knows
+        (the oracle reads the true conditional law). The runner calls it; default: nothing."""
+
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         """Raise ValueError if this method cannot fit windows of ``n_steps`` steps of ``n_groups`` series."""
         if n_steps < 2:

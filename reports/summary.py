@@ -186,20 +186,24 @@ def _series_table(rows: pd.DataFrame) -> str:
 CONDITIONAL = {"coverage": "coverage %", "coverage_vol_low": "calm third %", "coverage_vol_mid": "middle third %",
                "coverage_vol_high": "volatile third %", "coverage_size_min": "worst length third %",
                "worst_rolling_coverage": "worst window %"}
+#: Lengths against the oracle's, where the dataset knows it (synthetic series).
+ORACLE_RATIO = {"length_ratio_oracle": "length / oracle"}
 
 
 def conditional_table(frame: pd.DataFrame) -> str:
     """Where series intervals fail (seed means, in %): coverage over the test steps ranked by volatility
     (thirds: the oracle's scale where known, else a causal rolling robust scale of the target), the worst
-    third by interval length, and the worst rolling window. Empty without series rows that carry them."""
+    third by interval length, the worst rolling window, and (synthetic series) the mean length over the
+    oracle's. Empty without series rows that carry them."""
     ok = frame[(frame["status"] == "ok") & ~set_rows(frame)] if "status" in frame else frame.iloc[:0]
     if ok.empty or "coverage_vol_high" not in ok or ok["coverage_vol_high"].isna().all():
         return ""
     ok = ok[ok["coverage_vol_high"].notna()]
-    table = _seed_means(ok, list(CONDITIONAL)).drop(columns="device")
+    ratio = list(ORACLE_RATIO) if "length_ratio_oracle" in ok and ok["length_ratio_oracle"].notna().any() else []
+    table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
     for column in CONDITIONAL:
         table[column] = 100 * table[column]
-    table = _counts(table.rename(columns=CONDITIONAL), columns=("seeds",))
+    table = _counts(table.rename(columns={**CONDITIONAL, **ORACLE_RATIO}), columns=("seeds",))
     table = table[[c for c in table.columns if c != "suite"] + ["suite"]]  # compact: the suite last
     return ("### Conditional coverage: where the intervals fail (volatility thirds by the oracle's scale where "
             "known, else a causal rolling robust scale)\n\n" + _markdown(table))

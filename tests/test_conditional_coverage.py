@@ -118,3 +118,37 @@ def test_records_carry_conditional_coverage_that_the_predictions_reproduce(tmp_p
     assert "### Conditional coverage" in out and "| volatile third % |" in out
     assert {"coverage_vol_low", "coverage_size_min"} <= set(pd.read_csv(results / "summary.csv").columns)
     assert json.loads((results / "tasks" / f"{record['task_id']}.json").read_text())["coverage_size_min"] <= 1
+
+
+def test_a_constant_oracle_scale_stratifies_by_the_rolling_scale():
+    ar = load_dataset("ar", {"n_train": 200, "n_test": 300})
+    vol, source = volatility_of_test_steps(ar)
+    assert source == "rolling" and np.all(np.isfinite(vol))
+
+
+def test_the_oracle_row_is_the_true_conditional_interval(tmp_path, capsys):
+    results = tmp_path / "r"
+    assert main(["run", "--datasets", "regime", "--methods", "oracle", "autoreg", "--results-dir", str(results),
+                 "--no-progress"]) == 0
+    assert "| length / oracle |" in capsys.readouterr().out
+    store = ResultsStore(results)
+    by_method = {r["method"]: r for r in store.records()}
+    oracle = by_method["oracle"]
+    problem = load_dataset("regime", {}, seed=oracle["data_seed"])
+    mean, scale = series_oracle(problem)
+    t = problem.test_start
+    predictions = store.predictions(oracle["task_id"])
+    np.testing.assert_allclose(predictions["upper"] - predictions["point"], Z90 * scale[t:, 0], rtol=1e-12)
+    np.testing.assert_allclose(predictions["point"], mean[t:, 0], rtol=1e-12)
+    assert oracle["length_ratio_oracle"] == pytest.approx(1.0, rel=1e-12)
+    assert by_method["autoreg"]["length_ratio_oracle"] > 1  # no method beats the truth on length at its coverage
+    assert by_method["autoreg"]["oracle_mean_length"] == oracle["oracle_mean_length"]
+
+
+def test_the_oracle_needs_a_dataset_that_knows_its_law(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"y": rng.normal(size=500)}).to_csv(tmp_path / "y.csv", index=False)
+    code = main(["run", "--datasets", f"csv:{tmp_path / 'y.csv'}:y", "--methods", "oracle", "--results-dir",
+                 str(tmp_path / "r"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "has no oracle" in err and err.count("\n") == 1 and not (tmp_path / "r").exists()
