@@ -40,6 +40,7 @@ NEEDS = {
     "sets": "set-of-sequences runs in any suite (seasonal_sets, eeg, covid, mimic or csv_sets data; "
             "e.g. pibench run --suite sets)",
     "order_selection": "the ar_order suite (pibench run --suite ar_order)",
+    "conditional_coverage": "a series run by this version (coverage by volatility third; e.g. pibench run)",
 }
 
 

@@ -152,3 +152,25 @@ def test_the_oracle_needs_a_dataset_that_knows_its_law(tmp_path, capsys):
                  str(tmp_path / "r"), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "has no oracle" in err and err.count("\n") == 1 and not (tmp_path / "r").exists()
+
+
+def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(tmp_path):
+    from reports.figures.catalog import available_figures, close
+    from reports.figures.results import StoredResults
+    from reports.html import build_report
+
+    results_dir = tmp_path / "r"
+    assert main(["run", "--datasets", "regime", "--methods", "oracle", "autoreg", "--results-dir",
+                 str(results_dir), "--no-progress"]) == 0
+    store = ResultsStore(results_dir)
+    results = StoredResults(store.records(), store.predictions)
+    (spec,) = [s for s in available_figures(results) if s.name.startswith("conditional_coverage")]
+    fig = spec.draw()
+    lines = {line.get_label(): line.get_ydata() for line in fig.axes[0].get_lines()}
+    for record in store.records():
+        expected = [100 * record[f"coverage_vol_{k}"] for k in ("low", "mid", "high")]
+        np.testing.assert_allclose(lines[record["method"]], expected)
+    assert list(lines["nominal 90%"]) == [90, 90]
+    close(fig)
+    page, names = build_report(results, "")
+    assert spec.name in names and f'id="{spec.name}"' in page

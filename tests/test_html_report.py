@@ -80,7 +80,7 @@ def test_page_is_self_contained_with_one_image_per_figure(report, capsys):
     names = sorted(p.stem for p in figures.glob("*.png"))
     assert sorted(p.stem for p in figures.glob("*.svg")) == names
     assert set(names) == {"tradeoff", "rolling_coverage-mini-ar", "interval_bands-mini-ar", "gamma_sweep-mini-ar",
-                          "sets-mini-seasonal_sets"}
+                          "sets-mini-seasonal_sets", "conditional_coverage-mini-ar"}
     assert len(page.images) == len(names)
     text = html_path.read_text()
     assert all(f'id="{name}"' in text for name in names)
@@ -177,6 +177,6 @@ def test_the_page_renders_in_headless_chromium(report, tmp_path):
         browser.save_screenshot(str(shot))
     finally:
         browser.quit()
-    assert len(images) == 5 and all(done and width > 0 and h > 0 for done, width, h in images)
+    assert len(images) == 6 and all(done and width > 0 and h > 0 for done, width, h in images)
     assert errors == []
     assert shot.stat().st_size > 10_000

@@ -16,6 +16,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from reports.figures.conditional import conditional_datasets, conditional_figure
 from reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
 from reports.figures.order import order_selection_figure
 from reports.figures.overview import tradeoff_figure
@@ -63,6 +64,10 @@ def available_figures(results: StoredResults) -> list[FigureSpec]:
         if len(aci_sweep(summary, suite, dataset)) > 1:
             specs.append(FigureSpec(_slug("gamma_sweep", suite, dataset), f"ACI gamma sweep, {dataset} ({suite}).",
                                     lambda s=suite, d=dataset: gamma_sweep_figure(results, s, d)))
+    for suite, dataset in conditional_datasets(results):
+        specs.append(FigureSpec(_slug("conditional_coverage", suite, dataset),
+                                f"Coverage by volatility third, {dataset} ({suite}).",
+                                lambda s=suite, d=dataset: conditional_figure(results, s, d)))
     for suite, dataset in set_datasets(results):
         specs.append(FigureSpec(_slug("sets", suite, dataset), f"Sets of sequences, {dataset} ({suite}).",
                                 lambda s=suite, d=dataset: sets_figure(results, s, d)))
