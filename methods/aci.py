@@ -35,7 +35,7 @@ class ACI(SplitConformalMethod):
     def _half_width(self) -> tuple[np.ndarray, np.ndarray]:
         return aci_width(self.sorted_scores_, self.alpha_t_)
 
-    def update(self, y: np.ndarray) -> None:
+    def _observe(self, y: np.ndarray) -> None:
         lower, upper, empty = self.last_
         err = aci_errors(np.asarray(y, dtype=float), lower, upper, empty)
         for e in err:  # one row per revealed step, in time order

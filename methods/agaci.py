@@ -59,14 +59,16 @@ class AgACI(SplitConformalMethod):
             raise ValueError("agaci predicts one step at a time; call update(y) between steps.")
         point = self.window_fit_.predict(X)[0]  # (G,)
         width, empty = aci_width(self.sorted_scores_, self.alpha_t_)  # (K, G)
+        width = self._to_raw_width(width)
         lower_k = np.maximum(point - width, self.cap_[0])
         upper_k = np.minimum(point + width, self.cap_[1])
         lower, upper = self.boa_lower_.predict(lower_k), self.boa_upper_.predict(upper_k)
         self.n_crossed_ += int((lower > upper).sum())
         self.experts_ = (point - width, point + width, empty, lower_k, upper_k, lower, upper)
+        self.last_point_ = point[None]
         return Interval(lower=lower[None], upper=upper[None], point=point[None])
 
-    def update(self, y: np.ndarray) -> None:
+    def _observe(self, y: np.ndarray) -> None:
         y = np.asarray(y, dtype=float)[0]
         raw_lower, raw_upper, empty, lower_k, upper_k, lower, upper = self.experts_
         err = aci_errors(y, raw_lower, raw_upper, empty)

@@ -43,6 +43,6 @@ class DtACI(SplitConformalMethod):
     def _half_width(self) -> tuple[np.ndarray, np.ndarray]:
         return aci_width(self.sorted_scores_, self.experts_.level())
 
-    def update(self, y: np.ndarray) -> None:
-        scores = np.abs(np.asarray(y, dtype=float)[0] - self.last_point_[0])
+    def _observe(self, y: np.ndarray) -> None:
+        scores = self.revealed_scores(y)
         self.experts_.update(covering_level(self.sorted_scores_, scores))

@@ -28,7 +28,7 @@ class NexCP(SplitConformalMethod):
         self.n_infinite_ = 0
 
     def _on_refit(self, data) -> None:
-        self.width_ = nexcp_width(self.window_fit_.residuals, self.alpha, self.decay)
+        self.width_ = nexcp_width(self.calibration_scores_, self.alpha, self.decay)
 
     def _half_width(self) -> tuple[np.ndarray, np.ndarray]:
         self.n_infinite_ += int(np.isinf(self.width_).sum())

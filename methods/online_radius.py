@@ -28,7 +28,7 @@ class OnlineRadiusMethod(SplitConformalMethod):
 
     def _on_refit(self, data) -> None:
         if self.calibrator_ is None:
-            self.calibrator_ = self._new_calibrator(self.window_fit_.residuals)
+            self.calibrator_ = self._new_calibrator(self.calibration_scores_)
 
     def _half_width(self) -> tuple[np.ndarray, np.ndarray]:
         self.radius_ = self.calibrator_.radius()
@@ -36,8 +36,8 @@ class OnlineRadiusMethod(SplitConformalMethod):
         self.n_empty_ += int(empty.sum())
         return np.maximum(self.radius_, 0.0), empty
 
-    def update(self, y: np.ndarray) -> None:
-        scores = np.abs(np.asarray(y, dtype=float)[0] - self.last_point_[0])
+    def _observe(self, y: np.ndarray) -> None:
+        scores = self.revealed_scores(y)
         self.calibrator_.update(scores, self.radius_)
 
     def diagnostics(self) -> dict:

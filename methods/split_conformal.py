@@ -1,8 +1,11 @@
 """Shared skeleton of split-conformal methods on a sliding window (SPEC §2).
 
 The window is split sequentially: the first half trains the base forecaster,
-the second half gives the absolute-residual scores |y - y_hat|. Subclasses turn
-the sorted scores into half-widths (ACI, NexCP, ...).
+the second half gives the scores: absolute residuals |y - y_hat|, or with
+``score = "normalized"`` those residuals over a causal scale
+(:mod:`methods.calibration.score_scale`), the widths then scaled back. Subclasses
+turn the sorted scores into half-widths (ACI, NexCP, ...) and see revealed steps in
+:meth:`SplitConformalMethod._observe`; the scores and the scale live here alone.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod
 from methods.forecasters.registry import check_forecaster
 from methods.forecasters.split import PrecomputedForecasts, SplitForecaster, proper_training_size
-from methods.param_checks import in_range
+from methods.calibration.score_scale import EWMAScale
+from methods.param_checks import in_range, one_of
 
 
 class SplitConformalMethod(IntervalMethod):
@@ -37,12 +41,15 @@ class SplitConformalMethod(IntervalMethod):
         lr: float = 1e-3,
         momentum: float = 0.9,
         batch_size: int = 100,
+        score: str = "absolute",
+        scale_decay: float = 0.9,
     ):
         super().__init__(alpha=alpha, random_state=random_state)
         self.base = base
         self.calibration_fraction = calibration_fraction
         self.hidden, self.epochs, self.lr = hidden, epochs, lr
         self.momentum, self.batch_size = momentum, batch_size
+        self.score, self.scale_decay = score, scale_decay
 
     def split_forecaster(self) -> SplitForecaster:
         """The base-model configuration; methods with equal ones can share fits."""
@@ -54,6 +61,8 @@ class SplitConformalMethod(IntervalMethod):
     def _check_param_values(self) -> None:
         super()._check_param_values()
         in_range("calibration_fraction", self.calibration_fraction, 0, 1)
+        one_of("score", self.score, ("absolute", "normalized"))
+        in_range("scale_decay", self.scale_decay, 0, 1, closed_high=True)
         check_forecaster(self.base, hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
                          batch_size=self.batch_size)
 
@@ -69,13 +78,43 @@ class SplitConformalMethod(IntervalMethod):
         self.check_params()
         source = getattr(self, "forecasts_", None) or self.split_forecaster()
         self.window_fit_ = source.fit(data)
-        self.sorted_scores_ = np.sort(self.window_fit_.residuals, axis=0)  # (n_cal, G)
+        residuals = self.window_fit_.residuals  # (n_cal, G), time order
+        scale = self._score_scale()
+        self.calibration_scores_ = residuals if scale is None else scale.score(residuals)
+        self.sorted_scores_ = np.sort(self.calibration_scores_, axis=0)
         self._on_refit(data)
         return self
 
     def fit(self, data: SeriesData) -> SplitConformalMethod:
+        self.scale_ = EWMAScale(self.scale_decay) if self.score == "normalized" else None
         self._reset_online_state(data)
         return self.refit(data)
+
+    # -- scores: absolute residuals, or normalized by a causal scale (methods.calibration.score_scale) --
+    def _score_scale(self) -> EWMAScale | None:
+        """The running scale of normalized scores (None: absolute scores, or before ``fit``)."""
+        return getattr(self, "scale_", None)
+
+    def _to_raw_width(self, width: np.ndarray) -> np.ndarray:
+        """A half-width on the score scale -> target units (times the current scale when normalized)."""
+        scale = self._score_scale()
+        return width if scale is None else width * scale.current()
+
+    def revealed_scores(self, y: np.ndarray) -> np.ndarray:
+        """(G,) the scores of the revealed step: |y - y_hat|, over the scale when normalized."""
+        residual = np.abs(np.asarray(y, dtype=float)[0] - self.last_point_[0])
+        scale = self._score_scale()
+        return residual if scale is None else residual / scale.current()
+
+    def update(self, y: np.ndarray) -> None:
+        """Reveal y to the method's calibrator (:meth:`_observe`), then to the score scale."""
+        self._observe(y)
+        scale = self._score_scale()
+        if scale is not None:
+            scale.update(np.abs(np.asarray(y, dtype=float)[0] - self.last_point_[0]))
+
+    def _observe(self, y: np.ndarray) -> None:
+        """The method's online update with the revealed y (nothing by default)."""
 
     def _reset_online_state(self, data: SeriesData) -> None:
         """Start the online state afresh (nothing by default)."""
@@ -90,6 +129,7 @@ class SplitConformalMethod(IntervalMethod):
     def predict_interval(self, X: np.ndarray) -> Interval:
         point = self.window_fit_.predict(X)
         width, empty = self._half_width()
+        width = self._to_raw_width(width)
         self.last_ = (point - width, point + width, np.broadcast_to(empty, point.shape))
         self.last_point_ = point
         return Interval(lower=point - width, upper=point + width, point=point)
