@@ -21,10 +21,8 @@ def series_oracle(problem: SeriesProblem) -> tuple[np.ndarray, np.ndarray] | Non
     if "conditional_mean" not in meta or not ({"oracle_scale", "oracle_noise_std"} & set(meta)):
         return None
     mean = np.asarray(meta["conditional_mean"], dtype=float).reshape(problem.n_steps, -1)
-    scale = meta.get("oracle_scale", meta.get("oracle_noise_std"))
-    scale = np.broadcast_to(np.asarray(scale, dtype=float).reshape(-1, 1) if np.ndim(scale) else scale,
-                            mean.shape).astype(float)
-    return mean, scale
+    scale = np.asarray(meta.get("oracle_scale", meta.get("oracle_noise_std")), dtype=float)
+    return mean, np.broadcast_to(scale.reshape(-1, 1) if scale.ndim else scale, mean.shape).copy()
 
 
 def oracle_mean_length(problem: SeriesProblem, alpha: float, n_steps: int) -> float | None:

@@ -63,8 +63,7 @@ def regime_problem(
     full, regime = simulate_regime(lead + rows, seed, phi, scales, switch_prob)
     mean = lag_matrix(full, p)[0][-rows:] @ phi
     row_regime = regime[-rows:]
-    problem = series_problem("regime", full[-(n_lags + rows):], n_lags, n_test, conditional_mean=mean,
+    return series_problem("regime", full[-(n_lags + rows):], n_lags, n_test, conditional_mean=mean,
                              metadata={"phi": tuple(phi.tolist()), "scales": tuple(float(s) for s in scales),
                                        "switch_prob": switch_prob, "seed": seed, "generator": "regime",
                                        "regime": row_regime, "oracle_scale": np.asarray(scales, float)[row_regime]})
-    return problem

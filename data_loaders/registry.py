@@ -75,12 +75,14 @@ def check_dataset_name(name: str) -> DatasetEntry:
 #: Loader arguments the runner sets, and where a user sets them instead. (An explicit ``seed`` or
 #: ``replicate`` is allowed: it pins the data across the suite's seeds, and is part of the task's config.)
 RUNNER_SET = {"data_dir": "give the data folder with --data-dir or PIBENCH_DATA"}
+#: Loader arguments a message never lists as the dataset's own.
+_NOT_LISTED = ("seed", "replicate", *RUNNER_SET)
 
 
 def required_params(name: str) -> list[str]:
     """The parameters dataset ``name`` cannot do without (no default), less those the runner sets."""
     return [p.name for p in inspect.signature(DATASETS[name].loader).parameters.values()
-            if p.default is p.empty and p.name not in (*RUNNER_SET, "seed", "replicate")]
+            if p.default is p.empty and p.name not in _NOT_LISTED]
 
 
 def check_dataset_params(name: str, params: dict) -> None:
@@ -91,7 +93,7 @@ def check_dataset_params(name: str, params: dict) -> None:
         raise ValueError(f"dataset {name!r}: {reserved[0]} is not a dataset parameter: {RUNNER_SET[reserved[0]]}.")
     unknown = [k for k in params if not entry.accepts(k)]
     if unknown:
-        allowed = [p for p in inspect.signature(entry.loader).parameters if p not in ("seed", "replicate", *RUNNER_SET)]
+        allowed = [p for p in inspect.signature(entry.loader).parameters if p not in _NOT_LISTED]
         raise ValueError(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}.")
     missing = [p for p in required_params(name) if p not in params]
     if missing:

@@ -389,5 +389,5 @@ def test_the_dense_budget_reads_the_device():
 
     free = free_memory_bytes(torch.device("cpu"))
     assert 0 < free < 2**50
-    assert memory_budget(torch.device("cpu")) == free // 2 or abs(memory_budget(torch.device("cpu")) - free // 2) < 2**28
+    assert abs(memory_budget(torch.device("cpu")) - free // 2) < 2**28  # half the free memory (it moves a little)
     assert memory_budget(torch.device("cpu"), 1.5) == int(1.5 * 2**30)

@@ -68,9 +68,6 @@ class DenseCurvature:
 
     a_inv: torch.Tensor
 
-    def scale(self, factor: float) -> None:
-        self.a_inv = self.a_inv * factor
-
     def quadratic_forms(self, G: torch.Tensor) -> torch.Tensor:
         """G (m, H, R) -> (m, H): g' A^+ g for every row and output."""
         return ((G @ self.a_inv) * G).sum(-1)
@@ -82,7 +79,8 @@ class MatrixFreeCurvature:
 
     ``forward(theta, X)`` -> (m, H) is the network as a function of the kept weights and
     ``jacobian(theta, X)`` -> (m, H, R) its per-row Jacobian (for the Jacobi preconditioner);
-    ``X`` the n training inputs; ``sigma2`` (H,) the variances A is built with.
+    ``X`` the n training inputs; ``sigma2`` (H,) the variances A is built with; ``factor`` multiplies
+    every quadratic form (A built with one variance, the forms wanted with another).
     """
 
     forward: object
@@ -96,10 +94,7 @@ class MatrixFreeCurvature:
     factor: float = 1.0
     stats: dict = field(default_factory=lambda: {"solves": 0, "not_converged": 0, "max_iterations": 0})
     _diagonal: torch.Tensor | None = None
-
-    def scale(self, factor: float) -> None:
-        """Multiply A^{-1} by ``factor`` (A itself by 1 / factor)."""
-        self.factor *= factor
+    _batched: bool = True  # False once vmap failed on this network: then one column at a time
 
     def _chunks(self):
         n = self.X.shape[0]
@@ -118,10 +113,13 @@ class MatrixFreeCurvature:
             def product(v, f=f, vjp_fn=vjp_fn):
                 return vjp_fn(jvp(f, (self.theta,), (v,))[1] * weight)[0]
 
-            try:
-                out += vmap(product, in_dims=1, out_dims=1)(V)
-            except RuntimeError:  # a kernel vmap cannot batch (torch.nn.RNN): one column at a time
-                out += torch.stack([product(V[:, j]) for j in range(V.shape[1])], dim=1)
+            if self._batched:
+                try:
+                    out += vmap(product, in_dims=1, out_dims=1)(V)
+                    continue
+                except RuntimeError:  # a kernel vmap cannot batch (torch.nn.RNN)
+                    self._batched = False
+            out += torch.stack([product(V[:, j]) for j in range(V.shape[1])], dim=1)
         return out / self.X.shape[0]
 
     def diagonal(self) -> torch.Tensor:

@@ -281,13 +281,6 @@ class AsymptoticNormalIntervals:
     def n_outputs(self) -> int:
         return int(self.sigma2_hat.shape[0])
 
-    @property
-    def a_inv(self) -> torch.Tensor:
-        """A^{-1} (R x R) of the dense path."""
-        if not isinstance(self.curvature, DenseCurvature):
-            raise AttributeError("matrix-free intervals hold no R x R inverse")
-        return self.curvature.a_inv
-
     def predictive_variance(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(point, var_mu, var_total), each (m, H): var_mu = varsigma2 / n, var_total = var_mu + sigma2_hat."""
         X = _as_double(X, self.theta.device)  # where it was fitted, whatever the current device
@@ -402,8 +395,7 @@ def fit_asymptotic_normal(
         dof = n - (rank + dof_offset) / H
         solver = MatrixFreeCurvature(flat.forward, functools.partial(flat.jacobian, chunk_size=None,
                                                                      vmap_chunk=vmap_chunk),
-                                     theta, X, sigma2_ml, chunk_size=chunk_size)
-        solver.scale(n / dof)
+                                     theta, X, sigma2_ml, chunk_size=chunk_size, factor=n / dof)
         return AsymptoticNormalIntervals(
             flat=flat, theta=theta, curvature=solver, sigma2_hat=(rss / dof).cpu().numpy(), n_train=n,
             n_kept=R, single_output=single, chunk_size=chunk_size, vmap_chunk=vmap_chunk,
