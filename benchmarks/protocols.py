@@ -30,7 +30,7 @@ class ProtocolOutput:
 
 
 def _check_shape(method: IntervalMethod, shape: str, problem_name: str) -> None:
-    if method.shape != shape:
+    if not method.handles(shape):
         raise ValueError(
             f"method {method.name!r} handles {method.shape} problems, but dataset "
             f"{problem_name!r} is a {shape} problem; pick a {shape} method (see `pibench list`)."

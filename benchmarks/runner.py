@@ -30,14 +30,14 @@ from benchmarks.protocols import ProtocolOutput, run_series, run_set, series_sch
 from benchmarks.provenance import code_version, provenance
 from benchmarks.store import ResultsStore, check_results_dir
 from benchmarks.suite import Task, stable_hash
-from data_loaders.oracle import oracle_mean_length
+from data_loaders.oracle import oracle_test_lengths
 from data_loaders.problems import SeriesProblem
 from data_loaders.volatility import volatility_of_test_steps
 from methods.base import IntervalMethod
 from methods.catalog import get_method
 from methods.device import describe_device, generator_family, resolve_device, use_device
 from methods.split_conformal import SplitConformalMethod
-from reports.metrics import default_cap, metrics_from_predictions
+from reports.metrics import default_cap, metrics_from_predictions, oracle_length_ratios
 from reports.selection import select_current
 from reports.summary import write_summary
 
@@ -125,9 +125,9 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             volatility, record["volatility_source"] = volatility_of_test_steps(problem, problem.test_start + len(out.y))
         predictions = _predictions_frame(problem, out, volatility)
         metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
-        best = oracle_mean_length(problem, c["alpha"], len(out.y)) if isinstance(problem, SeriesProblem) else None
+        best = oracle_test_lengths(problem, c["alpha"], len(out.y))
         if best is not None:
-            record.update(oracle_mean_length=best, length_ratio_oracle=metrics["mean_length"] / best)
+            record.update(oracle_length_ratios(metrics, best, volatility))
         record.update(method.diagnostics())
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)

@@ -324,7 +324,7 @@ def build_tasks(
             dataset["optional"] = True
         for m in method_entries:
             method_cls = get_method(m["name"])
-            if method_cls.shape != entry.shape:
+            if not method_cls.handles(entry.shape):
                 continue  # a series method has nothing to do on a set dataset, and vice versa
             if "datasets" in m and not {d["name"], dataset["label"]} & set(m["datasets"]):
                 continue  # the entry is restricted to other datasets (e.g. per-dataset settings)

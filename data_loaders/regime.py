@@ -5,7 +5,14 @@
     ``switch_prob`` at each step (mean stay 1 / switch_prob steps).
 
 Overall coverage hides whether an interval holds in the volatile regime and wastes
-length in the calm one; this series makes that visible. Its oracle knows the regime:
+length in the calm one; this series makes that visible. Defaults: AR(3) mean, noise
+scale 1.0 (calm) or 3.0 (volatile), regimes lasting 200 steps on average (switch
+probability 0.005), 3,000 test steps (about 15 switches). A method that sees only the
+past needs a few steps after a switch to notice it (one large residual reveals
+calm -> volatile, several small ones the reverse), so with regimes of a few dozen steps
+even the Bayes filter of the true model stays well above the oracle's length (measured
+1.4x in the calm regime at 50-step regimes); at 200 steps that lag costs a few percent
+and a causal method can come close to the oracle. Its oracle knows the regime:
 the interval sum_k phi_k y_{t-k} +/- z_{alpha/2} sigma_{s_t} covers at exactly 1 - alpha
 in each regime, so it is the best any method could do (a method sees only the past,
 from which the current regime can be inferred but not known). The oracle's scale
@@ -20,7 +27,7 @@ from data_loaders.problems import SeriesProblem
 from data_loaders.synthetic import _check_length, check_ar_stationary, lag_matrix, series_problem
 
 
-def simulate_regime(n: int, seed: int, phi=(0.6, -0.2, 0.1), scales=(0.5, 2.0), switch_prob: float = 0.02,
+def simulate_regime(n: int, seed: int, phi=(0.6, -0.2, 0.1), scales=(1.0, 3.0), switch_prob: float = 0.005,
                     burn_in: int = 500) -> tuple[np.ndarray, np.ndarray]:
     """(y, regime), each (n,): the series and the state s_t (0 calm, 1 volatile) of each point."""
     n, burn_in = _check_length(n, burn_in)
@@ -44,10 +51,10 @@ def simulate_regime(n: int, seed: int, phi=(0.6, -0.2, 0.1), scales=(0.5, 2.0), 
 def regime_problem(
     *,
     n_train: int = 3000,
-    n_test: int = 1500,
+    n_test: int = 3000,
     phi: tuple[float, ...] = (0.6, -0.2, 0.1),
-    scales: tuple[float, float] = (0.5, 2.0),
-    switch_prob: float = 0.02,
+    scales: tuple[float, float] = (1.0, 3.0),
+    switch_prob: float = 0.005,
     n_lags: int | None = None,
     seed: int = 0,
 ) -> SeriesProblem:

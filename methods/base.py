@@ -20,6 +20,8 @@ only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
       m.fit(train, calibration)          # SetData each; methods without a
       iv = m.predict_interval(x_test)    # calibration step train on both
 
+A method that serves both shapes says ``shape = "any"`` (the oracle).
+
 A new method is one module anywhere under ``methods/``: subclass, decorate with
 :func:`register`, done (:mod:`methods.catalog` imports every module of the
 package). Other packages add methods through the ``pibench.methods`` entry-point group.
@@ -71,7 +73,7 @@ class IntervalMethod(ABC):
     """Base class of every interval method; see the module docstring for the contract."""
 
     name: ClassVar[str] = ""
-    shape: ClassVar[Literal["series", "set"]] = "series"
+    shape: ClassVar[Literal["series", "set", "any"]] = "series"
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0) -> None:
         self.alpha = alpha
@@ -94,6 +96,11 @@ class IntervalMethod(ABC):
 
     def get_params(self) -> dict:
         return {name: getattr(self, name) for name in self._param_names()}
+
+    @classmethod
+    def handles(cls, shape: str) -> bool:
+        """Whether the method runs on problems of ``shape`` ("series" or "set")."""
+        return cls.shape in (shape, "any")
 
     # -- checks that need no data (the runner calls them before any task starts) -
     def check_params(self) -> None:

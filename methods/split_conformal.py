@@ -16,7 +16,7 @@ from data_loaders.problems import SeriesData
 from methods.base import Interval, IntervalMethod
 from methods.forecasters.registry import check_forecaster
 from methods.forecasters.split import PrecomputedForecasts, SplitForecaster, proper_training_size
-from methods.calibration.score_scale import EWMAScale
+from methods.calibration.score_scale import EWMAScale, GARCHScale, RunningScale
 from methods.param_checks import in_range, one_of
 
 
@@ -42,6 +42,7 @@ class SplitConformalMethod(IntervalMethod):
         momentum: float = 0.9,
         batch_size: int = 100,
         score: str = "absolute",
+        scale: str = "ewma",
         scale_decay: float = 0.9,
     ):
         super().__init__(alpha=alpha, random_state=random_state)
@@ -49,7 +50,7 @@ class SplitConformalMethod(IntervalMethod):
         self.calibration_fraction = calibration_fraction
         self.hidden, self.epochs, self.lr = hidden, epochs, lr
         self.momentum, self.batch_size = momentum, batch_size
-        self.score, self.scale_decay = score, scale_decay
+        self.score, self.scale, self.scale_decay = score, scale, scale_decay
 
     def split_forecaster(self) -> SplitForecaster:
         """The base-model configuration; methods with equal ones can share fits."""
@@ -62,6 +63,9 @@ class SplitConformalMethod(IntervalMethod):
         super()._check_param_values()
         in_range("calibration_fraction", self.calibration_fraction, 0, 1)
         one_of("score", self.score, ("absolute", "normalized"))
+        one_of("scale", self.scale, ("ewma", "garch"))
+        if self.scale != "ewma" and self.score != "normalized":
+            raise ValueError(f"scale={self.scale!r} divides normalized scores; set score = \"normalized\" too.")
         in_range("scale_decay", self.scale_decay, 0, 1, closed_high=True)
         check_forecaster(self.base, hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
                          batch_size=self.batch_size)
@@ -86,12 +90,13 @@ class SplitConformalMethod(IntervalMethod):
         return self
 
     def fit(self, data: SeriesData) -> SplitConformalMethod:
-        self.scale_ = EWMAScale(self.scale_decay) if self.score == "normalized" else None
+        self.scale_ = None if self.score == "absolute" else (
+            EWMAScale(self.scale_decay) if self.scale == "ewma" else GARCHScale())
         self._reset_online_state(data)
         return self.refit(data)
 
     # -- scores: absolute residuals, or normalized by a causal scale (methods.calibration.score_scale) --
-    def _score_scale(self) -> EWMAScale | None:
+    def _score_scale(self) -> RunningScale | None:
         """The running scale of normalized scores (None: absolute scores, or before ``fit``)."""
         return getattr(self, "scale_", None)
 

@@ -45,7 +45,9 @@ __all__ = [
     "worst_rolling_coverage",
     "longest_miss_run",
     "coverage_by_group",
+    "tercile_means",
     "tercile_coverage",
+    "oracle_length_ratios",
     "series_metrics",
     "set_metrics",
     "metrics_from_predictions",
@@ -305,19 +307,39 @@ def longest_miss_run(covered_by_step: ArrayLike) -> int:
 # --------------------------------------------------------------------------- #
 # bundles
 # --------------------------------------------------------------------------- #
-def tercile_coverage(covered_: ArrayLike, values: ArrayLike) -> list[float]:
-    """Coverage within the lower, middle and upper third of the points ranked by ``values``.
+def tercile_means(values: ArrayLike, rank_by: ArrayLike) -> list[float]:
+    """The mean of ``values`` within the lower, middle and upper third of the points ranked by ``rank_by``.
 
-    Points are ranked by value (ties by position, time-major: a stable sort) and split into
-    three parts of sizes differing by at most one; points whose value is NaN are left out.
+    Points are ranked by ``rank_by`` (ties by position, time-major: a stable sort) and split
+    into three parts of sizes differing by at most one; points whose rank value is NaN are
+    left out.
     """
-    cov = np.asarray(covered_, dtype=bool).ravel()
     vals = np.asarray(values, dtype=float).ravel()
-    if vals.shape != cov.shape:
-        raise ValueError(f"shape mismatch: covered {cov.shape}, values {vals.shape}")
-    known = np.flatnonzero(~np.isnan(vals))
-    parts = np.array_split(known[np.argsort(vals[known], kind="stable")], 3)
-    return [float(cov[p].mean()) if p.size else float("nan") for p in parts]
+    ranks = np.asarray(rank_by, dtype=float).ravel()
+    if ranks.shape != vals.shape:
+        raise ValueError(f"shape mismatch: values {vals.shape}, rank_by {ranks.shape}")
+    known = np.flatnonzero(~np.isnan(ranks))
+    parts = np.array_split(known[np.argsort(ranks[known], kind="stable")], 3)
+    return [float(vals[p].mean()) if p.size else float("nan") for p in parts]
+
+
+def tercile_coverage(covered_: ArrayLike, values: ArrayLike) -> list[float]:
+    """Coverage within the thirds of the points ranked by ``values`` (:func:`tercile_means`)."""
+    return tercile_means(np.asarray(covered_, dtype=bool), values)
+
+
+def oracle_length_ratios(metrics: dict[str, Any], oracle_lengths: ArrayLike,
+                         volatility: ArrayLike | None) -> dict[str, float]:
+    """A method's lengths over the oracle's (synthetic series): ``length_ratio_oracle`` = mean length /
+    the oracle's mean length, and, given the volatility, ``length_ratio_vol_low / _mid / _high`` = the
+    mean length within each volatility third (``length_vol_*`` of :func:`series_metrics`) over the
+    oracle's within the same third. ``oracle_lengths`` (n_steps, G): the oracle's length per point."""
+    best = np.asarray(oracle_lengths, dtype=float)
+    out = {"oracle_mean_length": float(best.mean()), "length_ratio_oracle": metrics["mean_length"] / best.mean()}
+    if volatility is not None and "length_vol_low" in metrics:
+        for name, value in zip(("low", "mid", "high"), tercile_means(best, volatility)):
+            out[f"length_ratio_vol_{name}"] = metrics[f"length_vol_{name}"] / value
+    return out
 
 
 def series_metrics(
@@ -334,8 +356,8 @@ def series_metrics(
     coverage, length stats, winkler, worst_rolling_coverage(window), longest_miss_run,
     coverage_by_group (list), n_test = y.size; conditional coverage: coverage_size_min, the
     worst coverage over the terciles of capped interval length, and, given each point's
-    ``volatility`` (n_steps, G), coverage_vol_low / _mid / _high over its terciles
-    (:func:`tercile_coverage`).
+    ``volatility`` (n_steps, G), coverage_vol_low / _mid / _high and the mean capped length
+    length_vol_low / _mid / _high over its terciles (:func:`tercile_means`).
     """
     _check_alpha(alpha)
     y_, lo, up = _interval_args(y, lower, upper)
@@ -355,8 +377,9 @@ def series_metrics(
     out["coverage_size_min"] = float(np.nanmin(tercile_coverage(cov, capped_up - capped_lo)))
     if volatility is not None:
         vol = np.asarray(volatility, dtype=float).reshape(cov.shape)
-        for name, value in zip(("low", "mid", "high"), tercile_coverage(cov, vol)):
-            out[f"coverage_vol_{name}"] = value
+        thirds = zip(("low", "mid", "high"), tercile_coverage(cov, vol), tercile_means(capped_up - capped_lo, vol))
+        for name, coverage, length in thirds:
+            out[f"coverage_vol_{name}"], out[f"length_vol_{name}"] = coverage, length
     return out
 
 

@@ -187,19 +187,20 @@ CONDITIONAL = {"coverage": "coverage %", "coverage_vol_low": "calm third %", "co
                "coverage_vol_high": "volatile third %", "coverage_size_min": "worst length third %",
                "worst_rolling_coverage": "worst window %"}
 #: Lengths against the oracle's, where the dataset knows it (synthetic series).
-ORACLE_RATIO = {"length_ratio_oracle": "length / oracle"}
+ORACLE_RATIO = {"length_ratio_oracle": "length / oracle", "length_ratio_vol_low": "calm third length / oracle",
+                "length_ratio_vol_high": "volatile third length / oracle"}
 
 
 def conditional_table(frame: pd.DataFrame) -> str:
     """Where series intervals fail (seed means, in %): coverage over the test steps ranked by volatility
     (thirds: the oracle's scale where known, else a causal rolling robust scale of the target), the worst
     third by interval length, the worst rolling window, and (synthetic series) the mean length over the
-    oracle's. Empty without series rows that carry them."""
+    oracle's, overall and within the calm and volatile thirds. Empty without series rows that carry them."""
     ok = frame[(frame["status"] == "ok") & ~set_rows(frame)] if "status" in frame else frame.iloc[:0]
     if ok.empty or "coverage_vol_high" not in ok or ok["coverage_vol_high"].isna().all():
         return ""
     ok = ok[ok["coverage_vol_high"].notna()]
-    ratio = list(ORACLE_RATIO) if "length_ratio_oracle" in ok and ok["length_ratio_oracle"].notna().any() else []
+    ratio = [c for c in ORACLE_RATIO if c in ok and ok[c].notna().any()]
     table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
     for column in CONDITIONAL:
         table[column] = 100 * table[column]
@@ -218,15 +219,16 @@ def _alpha_of(rows: pd.DataFrame) -> float | None:
 
 def _sets_table(rows: pd.DataFrame) -> str:
     horizons = horizon_columns(rows)
-    table = _seed_means(rows, ["joint_coverage", "marginal_coverage", *horizons, "mean_length", "median_length",
-                               "n_infinite", "winkler", "n_test"])
+    ratio = ["length_ratio_oracle"] if "length_ratio_oracle" in rows and rows["length_ratio_oracle"].notna().any() else []
+    table = _seed_means(rows, ["joint_coverage", "marginal_coverage", *horizons, "mean_length", *ratio,
+                               "median_length", "n_infinite", "winkler", "n_test"])
     worst = table[horizons].min(axis=1, skipna=True) if horizons else pd.Series(float("nan"), index=table.index)
     table.insert(table.columns.get_loc("marginal_coverage") + 1, "worst horizon %", 100 * worst)
     table = table.drop(columns=horizons)
     table["joint_coverage"] = 100 * table["joint_coverage"]
     table["marginal_coverage"] = 100 * table["marginal_coverage"]
     table = table.rename(columns={"joint_coverage": "joint coverage %", "marginal_coverage": "marginal coverage %",
-                                  "n_test": "n_test (sequences)"})
+                                  "n_test": "n_test (sequences)", **ORACLE_RATIO})
     alpha = _alpha_of(rows)
     target = f"nominal {100 * (1 - alpha):g}% joint" if alpha is not None else "nominal level joint"
     return ("### Sets of sequences: coverage is JOINT (share of test sequences with all H horizons covered; "
