@@ -21,17 +21,17 @@ def positive_int(text: str) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from benchmarks.runner import run_tasks
-    from benchmarks.suite import build_tasks, load_suite
-    from reports.summary import conditional_table, markdown_table, summary_frame
+    from pibench.api import run, suite_tasks
+    from pibench.reports.summary import conditional_table, markdown_table
 
-    suite = load_suite(args.suite, quick=args.quick)
-    tasks = build_tasks(suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds)
+    suite, tasks = suite_tasks(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds,
+                               quick=args.quick)
     print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
-    report = run_tasks(tasks, args.results_dir, n_jobs=args.jobs, data_dir=args.data_dir,
-                       threads=args.threads, progress=not args.no_progress,
-                       device=args.device or suite.get("device", "cpu"), backend=args.backend,
-                       scheduler=args.scheduler)
+    results = run(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds, quick=args.quick,
+                  jobs=args.jobs, threads=args.threads, device=args.device, backend=args.backend,
+                  scheduler=args.scheduler, results_dir=args.results_dir, data_dir=args.data_dir,
+                  progress=not args.no_progress)
+    report = results.run_report
     for line in report.skipped_datasets:
         print(line)
     print(f"ran {len(report.executed)}, skipped {report.skipped} already finished; summary: {report.summary_path}")
@@ -41,14 +41,14 @@ def _run(args: argparse.Namespace) -> int:
         first_line = (record["error"].strip() or "no message").splitlines()[0]
         print(f"FAILED {record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}: "
               f"{first_line}", file=sys.stderr)
-    frame = summary_frame(_current_records(args.results_dir)[0])
+    frame = results.summary
     print("\n".join(t for t in (markdown_table(frame), conditional_table(frame)) if t))
     return 1 if report.failed else 0
 
 
 def _clear_summaries(results_dir: str) -> None:
     """Rewrite summary.csv (header only) and drop summary.md, so neither shows rows the store no longer backs."""
-    from reports.summary import write_summary
+    from pibench.reports.summary import write_summary
 
     try:
         write_summary([], results_dir)
@@ -57,51 +57,23 @@ def _clear_summaries(results_dir: str) -> None:
         pass
 
 
-def _current_records(results_dir: str) -> tuple[list[dict], list[str]]:
-    """The records the tables show and one line per stored file left out (reports/selection.py)."""
-    from benchmarks.provenance import code_version
-    from benchmarks.store import ResultsStore, check_results_dir
-    from reports.selection import select_current
-
-    check_results_dir(results_dir, for_writing=False)
-    records, unreadable = ResultsStore(results_dir).scan()
-    current, superseded = select_current(records, code_version())
-    left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
-    left_out += [f"task {s.task_id}: {s.reason}" for s in superseded]
-    return current, left_out
-
-
 def _report(args: argparse.Namespace) -> int:
-    from benchmarks.provenance import code_version
-    from reports.paper_tables import fesp_tables, order_selection_table, set_suites, sets_table
-    from reports.summary import conditional_table, failures, markdown_table, summary_frame, write_summary
+    from pibench.api import load_results
+    from pibench.reports.summary import write_summary
 
-    records, left_out = _current_records(args.results_dir)
-    if not records:
+    results = load_results(args.results_dir)
+    if not results.records:
+        left_out = results.left_out
         reasons = f" ({len(left_out)} file(s) there could not be used: {left_out[0]}, ...)" if left_out else ""
         if left_out:  # the tables had rows once: no summary may keep showing them
             _clear_summaries(args.results_dir)
         print(f"no usable results under {args.results_dir}{reasons}; run `pibench run --results-dir "
               f"{args.results_dir}` first.", file=sys.stderr)
         return 1
-    frame = summary_frame(records)
-    sections = [markdown_table(frame), conditional_table(frame), fesp_tables(frame),
-                *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
-                *(sets_table(frame, suite) for suite in set_suites(frame))]
-    failed = failures(frame)
-    if failed:
-        sections.append(f"### Failed tasks ({len(failed)})\n\n" + "".join(f"- {line}\n" for line in failed))
-    older = sorted({r["identity"]["code"] for r in records} - {code_version()})
-    if older:
-        sections.append(f"_Some rows were computed by other pibench code ({', '.join(older)}; current "
-                        f"{code_version()}): rerun their suite to refresh them._\n")
-    if left_out:
-        sections.append(f"### Not in the tables ({len(left_out)} stored file(s))\n\n"
-                        + "".join(f"- {line}\n" for line in left_out))
-    table = "\n".join(t for t in sections if t)
+    table = results.tables()
     print(table)
     try:
-        csv_path = write_summary(records, args.results_dir)
+        csv_path = write_summary(results.records, args.results_dir)
         md_path = Path(args.results_dir) / "summary.md"
         md_path.write_text(table)
     except OSError as exc:
@@ -110,41 +82,30 @@ def _report(args: argparse.Namespace) -> int:
         return 0
     print(f"wrote {csv_path} and {md_path}")
     if args.figures:
-        _write_figures(_stored_results(args.results_dir, records), args.figures)
+        _write_figures(results, args.figures)
     if args.html:
-        from reports.html import build_report
-
-        page, names = build_report(_stored_results(args.results_dir, records), table,
-                                   title=f"pibench report: {args.results_dir}")
-        html_path = Path(args.results_dir) / "report.html"
-        html_path.write_text(page)
-        print(f"wrote {html_path} ({len(names)} figure(s): {', '.join(names) or 'none'})")
+        html_path = results.to_html(Path(args.results_dir) / "report.html")
+        print(f"wrote {html_path} ({len(results.figure_names)} figure(s): {', '.join(results.figure_names) or 'none'})")
     return 0
 
 
-def _stored_results(results_dir: str, records: list[dict]):
-    from benchmarks.store import ResultsStore
-    from reports.figures.results import StoredResults
-
-    return StoredResults(records, ResultsStore(results_dir).predictions)
-
-
 def _write_figures(results, folder: str) -> None:
-    from reports.figures.catalog import available_figures, close, save_figure
+    from pibench.reports.figures.catalog import close, save_figure
 
-    for spec in available_figures(results):
-        fig = spec.draw()
+    for name in results.figure_names:
+        fig = results.figure(name)
         if fig is not None:
-            paths = save_figure(fig, folder, spec.name)
+            paths = save_figure(fig, folder, name)
             close(fig)
             print(f"wrote {' and '.join(map(str, paths))}")
 
 
 def _plot(args: argparse.Namespace) -> int:
-    from reports.figures.catalog import available_figures, close, save_figure
+    from pibench.api import load_results
+    from pibench.reports.figures.catalog import close
 
-    records, _ = _current_records(args.results_dir)
-    specs = {spec.name: spec for spec in available_figures(_stored_results(args.results_dir, records))}
+    results = load_results(args.results_dir)
+    specs = results.figure_specs()
     if not specs:
         print(f"no figure to draw: no usable results under {args.results_dir}.", file=sys.stderr)
         return 1
@@ -153,12 +114,9 @@ def _plot(args: argparse.Namespace) -> int:
         for spec in specs.values():
             print(f"  {spec.name:<44} {spec.caption}")
         return 0
-    matches = [name for name in specs if name == args.name or name.split("-")[0] == args.name]
-    if len(matches) != 1:
-        raise ValueError(f"figure {args.name!r} {'is ambiguous' if matches else 'is not in this store'}; "
-                         f"give one of: {', '.join(matches or specs)} (`pibench plot` lists them).")
-    out = Path(args.out) if args.out else Path(args.results_dir) / "figures" / f"{matches[0]}.png"
-    fig = specs[matches[0]].draw()
+    name = results.figure_name(args.name)
+    out = Path(args.out) if args.out else Path(args.results_dir) / "figures" / f"{name}.png"
+    fig = specs[name].draw()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=130)
     close(fig)
@@ -167,9 +125,9 @@ def _plot(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from benchmarks.suite import builtin_suites, load_suite
-    from data_loaders.registry import DATASETS
-    from methods.catalog import available_methods
+    from pibench.benchmarks.suite import builtin_suites, load_suite
+    from pibench.data_loaders.registry import DATASETS
+    from pibench.methods.catalog import available_methods
 
     print("methods:")
     for name, cls in available_methods().items():
@@ -185,7 +143,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _fetch(args: argparse.Namespace) -> int:
-    from data_loaders.fetch import fetch
+    from pibench.data_loaders.fetch import fetch
 
     path = fetch(args.name, args.data_dir, force=args.force)
     print(f"{args.name}: {path}")
@@ -193,8 +151,8 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from benchmarks.backends import BACKENDS
-    from methods.device import DEVICE_CHOICES
+    from pibench.benchmarks.backends import BACKENDS
+    from pibench.methods.device import DEVICE_CHOICES
 
     parser = argparse.ArgumentParser(prog="pibench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -248,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from data_loaders.fetch import FetchError
+    from pibench.data_loaders.fetch import FetchError
 
     args = build_parser().parse_args(argv)
     try:

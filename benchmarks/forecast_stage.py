@@ -18,11 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.protocols import SeriesSchedule, series_schedule
-from benchmarks.store import atomic_write
-from benchmarks.suite import Task, stable_hash
-from data_loaders.problems import SeriesProblem
-from methods.forecasters.split import PrecomputedForecasts, SplitForecaster
+from pibench.benchmarks.protocols import SeriesSchedule, series_schedule
+from pibench.benchmarks.store import atomic_write
+from pibench.benchmarks.suite import Task, stable_hash
+from pibench.data_loaders.problems import SeriesProblem
+from pibench.methods.forecasters.split import PrecomputedForecasts, SplitForecaster
 
 #: Refits per chunk, by device: on the CPU large enough to batch many windows and small enough to
 #: spread over workers; on a GPU many more day-steps at once (one chunk of fesp trains 64 x 24 MLPs

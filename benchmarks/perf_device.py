@@ -31,14 +31,14 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from methods.device import use_device
-from methods.forecasters.mlp import train_batched_mlp
-from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import MLP, AfterBurnIn, ElmanRNN, StackedElmanRNNs
-from methods.pa.trainer import PASettings, train_pa
-from methods.sequence.losses import mse_loss
-from methods.sequence.network import SequenceNet
-from methods.sequence.train import train_network
+from pibench.methods.device import use_device
+from pibench.methods.forecasters.mlp import train_batched_mlp
+from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.networks import MLP, AfterBurnIn, ElmanRNN, StackedElmanRNNs
+from pibench.methods.pa.trainer import PASettings, train_pa
+from pibench.methods.sequence.losses import mse_loss
+from pibench.methods.sequence.network import SequenceNet
+from pibench.methods.sequence.train import train_network
 
 
 def _seconds(work: Callable[[], object], device: str, repeats: int) -> float:
@@ -110,7 +110,7 @@ def fesp_intervals() -> Callable[[], object]:
 
 def order_cell(batched: bool) -> Callable[[], object]:
     """(b)'s training for the 5 seeds of an order-selection cell: one after another, or as one stack
-    (:class:`~methods.pa.networks.StackedElmanRNNs`, what the runner does on a GPU)."""
+    (:class:`~pibench.methods.pa.networks.StackedElmanRNNs`, what the runner does on a GPU)."""
     rng = np.random.default_rng(1)
     seqs = torch.as_tensor(rng.normal(size=(2000, 5, 10, 15)), dtype=torch.float32)
     targets = torch.as_tensor(rng.normal(size=(2000, 5, 7)), dtype=torch.float32)

@@ -33,11 +33,11 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from benchmarks.forecast_stage import CHUNK_FITS, compute_chunk
-from benchmarks.protocols import series_schedule
-from data_loaders.fesp import fesp_problem
-from methods.agaci import GAMMA_GRID
-from methods.forecasters.split import SplitForecaster, proper_training_size
+from pibench.benchmarks.forecast_stage import CHUNK_FITS, compute_chunk
+from pibench.benchmarks.protocols import series_schedule
+from pibench.data_loaders.fesp import fesp_problem
+from pibench.methods.agaci import GAMMA_GRID
+from pibench.methods.forecasters.split import SplitForecaster, proper_training_size
 
 
 def naive_fit_seconds(X: np.ndarray, y: np.ndarray, epochs: int, seed: int) -> float:
@@ -87,10 +87,10 @@ def figure_train(args: argparse.Namespace) -> None:
 
 
 def figure_aci(args: argparse.Namespace) -> None:
-    from data_loaders.problems import SeriesData
-    from methods.calibration.aci import aci_online
-    from methods.catalog import get_method
-    from methods.mapie_methods import MapieACI
+    from pibench.data_loaders.problems import SeriesData
+    from pibench.methods.calibration.aci import aci_online
+    from pibench.methods.catalog import get_method
+    from pibench.methods.mapie_methods import MapieACI
 
     rng = np.random.default_rng(0)
     T, n = args.steps, 1000  # n proper-training + n calibration points, then T online steps
@@ -125,8 +125,8 @@ ONLINE_METHODS = ("aci", "agaci", "nexcp", "quantile_tracker", "conformal_pid", 
 
 def figure_online(args: argparse.Namespace) -> None:
     """Per-step cost of each calibrator on fesp's 365 test days x 24 hours, beside ACI's (same linear base fits)."""
-    from benchmarks.protocols import run_series
-    from methods.catalog import get_method
+    from pibench.benchmarks.protocols import run_series
+    from pibench.methods.catalog import get_method
 
     problem = fesp_problem(data_dir=args.data_dir)
     print(f"(c) online calibrators on fesp, {problem.n_test} days x {problem.n_groups} hours, the base model refitted"

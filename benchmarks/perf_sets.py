@@ -23,10 +23,10 @@ import time
 import torch
 from threadpoolctl import threadpool_limits
 
-from benchmarks.protocols import run_set
-from benchmarks.suite import build_tasks, load_suite
-from data_loaders.registry import load_dataset
-from methods.catalog import get_method
+from pibench.benchmarks.protocols import run_set
+from pibench.benchmarks.suite import build_tasks, load_suite
+from pibench.data_loaders.registry import load_dataset
+from pibench.methods.catalog import get_method
 
 
 def fit_and_predict_seconds(quick: bool, data_dir: str | None) -> None:
@@ -67,7 +67,7 @@ def adam_step_seconds(steps: int = 20, seeds: int = 5, hidden: int = 20, length:
 
 def suite_seconds(quick: bool, data_dir: str | None) -> None:
     with tempfile.TemporaryDirectory() as results:
-        command = [sys.executable, "-m", "benchmarks.cli", "run", "--suite", "sets", "-j", "2", "--no-progress",
+        command = [sys.executable, "-m", "pibench", "run", "--suite", "sets", "-j", "2", "--no-progress",
                    "--results-dir", results, *(["--quick"] if quick else []),
                    *(["--data-dir", data_dir] if data_dir else [])]
         tic = time.perf_counter()

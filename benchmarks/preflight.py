@@ -14,15 +14,15 @@ import functools
 import json
 from typing import NamedTuple
 
-from benchmarks.protocols import check_protocol, series_schedule
-from benchmarks.provenance import code_version, plugin_source
-from benchmarks.suite import Task, check_runner_set
-from data_loaders.fingerprint import problem_fingerprint, source_files
-from data_loaders.paths import DataNotFoundError
-from data_loaders.problems import Problem, SeriesProblem
-from data_loaders.registry import load_dataset
-from methods.base import IntervalMethod
-from methods.catalog import get_method
+from pibench.benchmarks.protocols import check_protocol, series_schedule
+from pibench.benchmarks.provenance import code_version, plugin_source
+from pibench.benchmarks.suite import Task, check_runner_set
+from pibench.data_loaders.fingerprint import problem_fingerprint, source_files
+from pibench.data_loaders.paths import DataNotFoundError
+from pibench.data_loaders.problems import Problem, SeriesProblem
+from pibench.data_loaders.registry import load_dataset
+from pibench.methods.base import IntervalMethod
+from pibench.methods.catalog import get_method
 
 
 class SetupError(ValueError):

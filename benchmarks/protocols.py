@@ -1,6 +1,6 @@
 """Evaluation protocols (SPEC §2): offline, online sliding window, and sets.
 
-Each protocol drives an :class:`~methods.base.IntervalMethod` through its
+Each protocol drives an :class:`~pibench.methods.base.IntervalMethod` through its
 contract and returns the per-step predictions plus fit / predict wall times.
 """
 
@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from data_loaders.problems import SeriesProblem, SetProblem
-from data_loaders.typed_params import check_arguments, parameter_types
-from methods.base import Interval, IntervalMethod
+from pibench.data_loaders.problems import SeriesProblem, SetProblem
+from pibench.data_loaders.typed_params import check_arguments, parameter_types
+from pibench.methods.base import Interval, IntervalMethod
 
 
 @dataclass

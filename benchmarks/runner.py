@@ -1,9 +1,9 @@
 """Run tasks in parallel through joblib, write each result as it finishes, resume on rerun.
 
 Parallelism is joblib's only: loky processes by default, or a dask cluster
-(:mod:`benchmarks.backends`). Every task pins its BLAS and torch threads (default 1)
+(:mod:`pibench.benchmarks.backends`). Every task pins its BLAS and torch threads (default 1)
 so that its numbers do not depend on how many workers run beside it, and runs its
-networks on the run's torch device (:mod:`methods.device`), which its record names.
+networks on the run's torch device (:mod:`pibench.methods.device`), which its record names.
 """
 
 from __future__ import annotations
@@ -23,28 +23,28 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from benchmarks.backends import check_backend, parallel_backend
-from benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
-from benchmarks.preflight import prepare_tasks, task_method, task_problem
-from benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
-from benchmarks.provenance import code_version, provenance
-from benchmarks.store import ResultsStore, check_results_dir
-from benchmarks.suite import Task, stable_hash
-from data_loaders.oracle import oracle_test_lengths
-from data_loaders.problems import SeriesProblem
-from data_loaders.volatility import volatility_of_test_steps
-from methods.base import IntervalMethod
-from methods.catalog import get_method
-from methods.device import describe_device, generator_family, resolve_device, use_device
-from methods.split_conformal import SplitConformalMethod
-from reports.metrics import default_cap, metrics_from_predictions, oracle_length_ratios
-from reports.selection import select_current
-from reports.summary import write_summary
+from pibench.benchmarks.backends import check_backend, parallel_backend
+from pibench.benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
+from pibench.benchmarks.preflight import prepare_tasks, task_method, task_problem
+from pibench.benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
+from pibench.benchmarks.provenance import code_version, provenance
+from pibench.benchmarks.store import ResultsStore, check_results_dir
+from pibench.benchmarks.suite import Task, stable_hash
+from pibench.data_loaders.oracle import oracle_test_lengths
+from pibench.data_loaders.problems import SeriesProblem
+from pibench.data_loaders.volatility import volatility_of_test_steps
+from pibench.methods.base import IntervalMethod
+from pibench.methods.catalog import get_method
+from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
+from pibench.methods.split_conformal import SplitConformalMethod
+from pibench.reports.metrics import default_cap, metrics_from_predictions, oracle_length_ratios
+from pibench.reports.selection import select_current
+from pibench.reports.summary import write_summary
 
 
 def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | None = None) -> pd.DataFrame:
     """Long format: one row per test step x series (series) or sequence x horizon (sets); series rows
-    also hold each step's ``volatility`` (n, G) when given (:mod:`data_loaders.volatility`), for
+    also hold each step's ``volatility`` (n, G) when given (:mod:`pibench.data_loaders.volatility`), for
     conditional coverage."""
     n, k = out.y.shape
     extra = {}
@@ -86,7 +86,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
 
     ``shared``: the runner computed this task's base fits ahead; use them or fail
     (without it, a split-conformal task uses them when present, else fits on demand).
-    ``device``: 'cpu' or 'cuda', resolved (:func:`methods.device.resolve_device`).
+    ``device``: 'cpu' or 'cuda', resolved (:func:`pibench.methods.device.resolve_device`).
     ``method``, ``cell``: the task's method, already trained in a cell (:func:`execute_cell`), and
     what the record says about that cell.
     """
@@ -235,7 +235,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     """Check everything, execute the unfinished tasks, then rewrite ``summary.csv`` from the store.
 
     Before any work: the results dir must be usable, the device and backend
-    available, and every task valid (:func:`~benchmarks.preflight.prepare_tasks`; a
+    available, and every task valid (:func:`~pibench.benchmarks.preflight.prepare_tasks`; a
     ValueError lists the problems and nothing is written). The results dir is locked
     for the run. Phase 1 runs the tasks that need no shared base fits and computes
     the chunks of those fits, side by side; phase 2 runs the split-conformal tasks on

@@ -7,7 +7,7 @@ carries the sha256 of the predictions file. A task counts as done only if its
 record parses, is a JSON object with the fields a finished record has, its id
 matches its file name, and its predictions file exists with that checksum;
 and every metric the record states equals its recomputation from those predictions
-(:func:`reports.metrics.metrics_mismatch`: a record edited by hand is left out as
+(:func:`pibench.reports.metrics.metrics_mismatch`: a record edited by hand is left out as
 tampered). Anything else is recomputed by the next run, and
 :meth:`ResultsStore.scan` says why each such file was left out.
 
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reports.metrics import metrics_mismatch
+from pibench.reports.metrics import metrics_mismatch
 
 #: Fields every record has; an ok record also has the metrics and its predictions' checksum.
 RECORD_FIELDS = ("task_id", "status", "config", "identity", "dataset", "method", "setting", "seed")

@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
-from data_loaders.validation import check_alpha
-from methods.catalog import get_method
+from pibench.data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
+from pibench.data_loaders.validation import check_alpha
+from pibench.methods.catalog import get_method
 
 DEFAULT_SUITE = "default"
 
@@ -74,7 +74,7 @@ class Task:
 
     ``config`` is everything the suite says about it; ``identity`` is what the
     content says: the fingerprint of the loaded data and the code version
-    (:func:`benchmarks.preflight.prepare_tasks` fills it in). The task id hashes
+    (:func:`pibench.benchmarks.preflight.prepare_tasks` fills it in). The task id hashes
     both, so a changed file or changed code means a new task, never a stale one.
     """
 
@@ -111,7 +111,7 @@ class Task:
 
 def builtin_suites() -> dict[str, Path]:
     """Suite name -> TOML path for the suites shipped in ``benchmarks/suites``."""
-    folder = resources.files("benchmarks") / "suites"
+    folder = resources.files("pibench.benchmarks") / "suites"
     return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".toml")}
 
 

@@ -13,8 +13,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from data_loaders.paths import locate
-from data_loaders.problems import SetProblem
+from pibench.data_loaders.paths import locate
+from pibench.data_loaders.problems import SetProblem
 
 
 def covid_problem(

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from data_loaders.problems import SeriesProblem
-from data_loaders.tables import check_magnitude, read_table
+from pibench.data_loaders.problems import SeriesProblem
+from pibench.data_loaders.tables import check_magnitude, read_table
 
 #: Fewest test points: below 100 a coverage estimate's standard error exceeds 3 points at 90%.
 MIN_TEST_POINTS = 100

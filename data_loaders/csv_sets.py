@@ -26,8 +26,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from data_loaders.problems import SetProblem
-from data_loaders.tables import check_magnitude, read_table
+from pibench.data_loaders.problems import SetProblem
+from pibench.data_loaders.tables import check_magnitude, read_table
 
 
 PARTS = ("train", "calibration", "test")

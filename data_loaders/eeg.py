@@ -19,8 +19,8 @@ import os
 import numpy as np
 from scipy.signal import resample
 
-from data_loaders.paths import locate
-from data_loaders.problems import SetProblem
+from pibench.data_loaders.paths import locate
+from pibench.data_loaders.problems import SetProblem
 
 KEYS = ("values", "subject", "subject_class", "trial")
 

@@ -13,8 +13,8 @@ import os
 import numpy as np
 import pandas as pd
 
-from data_loaders.paths import locate
-from data_loaders.problems import SeriesProblem
+from pibench.data_loaders.paths import locate
+from pibench.data_loaders.problems import SeriesProblem
 
 FEATURES = (
     ["hour"] + [f"dow_{k}" for k in range(7)] + [f"lag_24_{h}" for h in range(24)]

@@ -1,7 +1,7 @@
 """Download a dataset's public file into the data directory, checksum-verified.
 
 ``fetch("fesp")`` streams the file to a temporary file next to its destination,
-checks its sha256 against :data:`data_loaders.paths.DATASET_FILES`, then moves it
+checks its sha256 against :data:`pibench.data_loaders.paths.DATASET_FILES`, then moves it
 into place with :func:`os.replace`, so a partial or wrong download never sits at
 the destination.
 """
@@ -15,8 +15,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from data_loaders.fingerprint import CHUNK_SIZE, sha256_of
-from data_loaders.paths import DATA_ENV_VAR, get_data_file, resolve_data_dir
+from pibench.data_loaders.fingerprint import CHUNK_SIZE, sha256_of
+from pibench.data_loaders.paths import DATA_ENV_VAR, get_data_file, resolve_data_dir
 
 TIMEOUT_S = 60.0
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from data_loaders.problems import Problem, SeriesProblem
+from pibench.data_loaders.problems import Problem, SeriesProblem
 
 CHUNK_SIZE = 1 << 16
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from data_loaders.csv_sets import read_long_sequences, split_by_replicate
-from data_loaders.paths import locate
-from data_loaders.problems import SetProblem
+from pibench.data_loaders.csv_sets import read_long_sequences, split_by_replicate
+from pibench.data_loaders.paths import locate
+from pibench.data_loaders.problems import SetProblem
 
 PICKLE_SUFFIXES = (".p", ".pkl", ".pickle")
 WBC_HIGH = 23  # index of ``wbchigh`` among the 30 features of CF-RNN's pickle

@@ -7,7 +7,7 @@ interval of a step is then mean +/- z_{alpha/2} scale: the shortest interval tha
 covers at exactly 1 - alpha given the past. The sets of ``seasonal_sets`` record each
 test sequence's conditional mean per horizon; their oracle takes the joint level as
 the set methods do, Bonferroni's z_{1 - alpha/(2H)} per horizon
-(:func:`data_loaders.synthetic.seasonal_ar_oracle`). Problems read from files have no oracle.
+(:func:`pibench.data_loaders.synthetic.seasonal_ar_oracle`). Problems read from files have no oracle.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-from data_loaders.problems import SeriesProblem, SetProblem
-from data_loaders.synthetic import seasonal_ar_oracle
+from pibench.data_loaders.problems import SeriesProblem, SetProblem
+from pibench.data_loaders.synthetic import seasonal_ar_oracle
 
 
 def series_oracle(problem: SeriesProblem) -> tuple[np.ndarray, np.ndarray] | None:

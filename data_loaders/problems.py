@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from data_loaders.validation import check_finite
+from pibench.data_loaders.validation import check_finite
 
 
 @dataclass(frozen=True)

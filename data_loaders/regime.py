@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.problems import SeriesProblem
-from data_loaders.synthetic import _check_length, check_ar_stationary, lag_matrix, series_problem
+from pibench.data_loaders.problems import SeriesProblem
+from pibench.data_loaders.synthetic import _check_length, check_ar_stationary, lag_matrix, series_problem
 
 
 def simulate_regime(n: int, seed: int, phi=(0.6, -0.2, 0.1), scales=(1.0, 3.0), switch_prob: float = 0.005,

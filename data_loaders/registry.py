@@ -2,7 +2,7 @@
 
 Built-in synthetic datasets take a ``seed`` (derived by the runner from the task
 config); file-backed datasets take ``data_dir``. ``csv:PATH:TARGET`` on the
-command line is the generic CSV loader (:mod:`data_loaders.csv_series`).
+command line is the generic CSV loader (:mod:`pibench.data_loaders.csv_series`).
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from data_loaders import synthetic
-from data_loaders.covid import covid_problem
-from data_loaders.csv_series import csv_problem
-from data_loaders.csv_sets import csv_sets_problem
-from data_loaders.eeg import eeg_problem
-from data_loaders.fesp import fesp_problem
-from data_loaders.mimic import mimic_problem
-from data_loaders.problems import Problem
-from data_loaders.regime import regime_problem
-from data_loaders.typed_params import check_arguments
+from pibench.data_loaders import synthetic
+from pibench.data_loaders.covid import covid_problem
+from pibench.data_loaders.csv_series import csv_problem
+from pibench.data_loaders.csv_sets import csv_sets_problem
+from pibench.data_loaders.eeg import eeg_problem
+from pibench.data_loaders.fesp import fesp_problem
+from pibench.data_loaders.mimic import mimic_problem
+from pibench.data_loaders.problems import Problem
+from pibench.data_loaders.regime import regime_problem
+from pibench.data_loaders.typed_params import check_arguments
 
 
 @dataclass(frozen=True)

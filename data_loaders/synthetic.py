@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-from data_loaders.problems import SeriesProblem, SetData, SetProblem
-from data_loaders.validation import check_alpha
+from pibench.data_loaders.problems import SeriesProblem, SetData, SetProblem
+from pibench.data_loaders.validation import check_alpha
 
 NLAR_ORDER = 7
 

@@ -1,6 +1,6 @@
 """The volatility of each test step, by which conditional coverage is stratified (SPEC §4, beyond the paper).
 
-* Where the problem knows its oracle (:mod:`data_loaders.oracle`) and the oracle's scale
+* Where the problem knows its oracle (:mod:`pibench.data_loaders.oracle`) and the oracle's scale
   varies (the regime series), that scale: the true conditional standard deviation of the
   step. (A constant oracle scale, as of ar, nlar and expar, would stratify nothing.)
 * Elsewhere, a causal rolling robust scale of the target: for step t of series g,
@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from data_loaders.oracle import series_oracle
-from data_loaders.problems import SeriesProblem
+from pibench.data_loaders.oracle import series_oracle
+from pibench.data_loaders.problems import SeriesProblem
 
 #: Past steps the rolling robust scale looks at.
 WINDOW = 50

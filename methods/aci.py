@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.base import register
-from methods.calibration.aci import aci_errors, aci_next_alpha, aci_width
-from methods.split_conformal import SplitConformalMethod
+from pibench.methods.base import register
+from pibench.methods.calibration.aci import aci_errors, aci_next_alpha, aci_width
+from pibench.methods.split_conformal import SplitConformalMethod
 
 
 @register

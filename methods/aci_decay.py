@@ -7,10 +7,10 @@ q_t to the score quantile when the scores are i.i.d.
 
 from __future__ import annotations
 
-from methods.base import register
-from methods.calibration.pid import ConformalPID
-from methods.online_radius import OnlineRadiusMethod
-from methods.param_checks import in_range, positive, positive_int
+from pibench.methods.base import register
+from pibench.methods.calibration.pid import ConformalPID
+from pibench.methods.online_radius import OnlineRadiusMethod
+from pibench.methods.param_checks import in_range, positive, positive_int
 
 
 @register

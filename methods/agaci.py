@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.base import Interval, register
-from methods.calibration.aci import aci_errors, aci_next_alpha, aci_width
-from methods.calibration.boa import BernsteinOnlineAggregation
-from methods.split_conformal import SplitConformalMethod
+from pibench.methods.base import Interval, register
+from pibench.methods.calibration.aci import aci_errors, aci_next_alpha, aci_width
+from pibench.methods.calibration.boa import BernsteinOnlineAggregation
+from pibench.methods.split_conformal import SplitConformalMethod
 
 #: SPEC §3.2: 0, 5e-6, 5e-5, 1e-4..9e-4, 1e-3..9e-3, 0.01..0.09 (30 values).
 GAMMA_GRID = (

@@ -15,10 +15,10 @@ import numpy as np
 from scipy.stats import norm
 from statsmodels.tsa.ar_model import AutoReg
 
-from data_loaders.problems import SeriesData
-from methods.ar_order import select_ar_lags
-from methods.base import Interval, IntervalMethod, register
-from methods.param_checks import one_of, positive_int
+from pibench.data_loaders.problems import SeriesData
+from pibench.methods.ar_order import select_ar_lags
+from pibench.methods.base import Interval, IntervalMethod, register
+from pibench.methods.param_checks import one_of, positive_int
 
 
 @register

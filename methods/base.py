@@ -2,7 +2,7 @@
 
 A method follows scikit-learn's conventions: the constructor stores parameters
 only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
-(SPEC §1) and their call sequences, driven by :mod:`benchmarks.protocols`:
+(SPEC §1) and their call sequences, driven by :mod:`pibench.benchmarks.protocols`:
 
 * series (``shape = "series"``)::
 
@@ -23,7 +23,7 @@ only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
 A method that serves both shapes says ``shape = "any"`` (the oracle).
 
 A new method is one module anywhere under ``methods/``: subclass, decorate with
-:func:`register`, done (:mod:`methods.catalog` imports every module of the
+:func:`register`, done (:mod:`pibench.methods.catalog` imports every module of the
 package). Other packages add methods through the ``pibench.methods`` entry-point group.
 """
 
@@ -36,9 +36,9 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from data_loaders.problems import SeriesData, SetData
-from data_loaders.validation import check_alpha
-from methods.param_checks import check_types
+from pibench.data_loaders.problems import SeriesData, SetData
+from pibench.data_loaders.validation import check_alpha
+from pibench.methods.param_checks import check_types
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ class IntervalMethod(ABC):
     def check_params(self) -> None:
         """Raise ValueError naming a parameter of the wrong type or out of range.
 
-        Types come from the constructor's annotations (:mod:`methods.param_checks`);
+        Types come from the constructor's annotations (:mod:`pibench.methods.param_checks`);
         ranges from :meth:`_check_param_values`. ``fit`` calls it too.
         """
         check_types(self)

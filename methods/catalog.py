@@ -14,8 +14,8 @@ import importlib
 import pkgutil
 from importlib.metadata import entry_points
 
-import methods
-from methods.base import IntervalMethod, register, registered_methods
+import pibench.methods as methods
+from pibench.methods.base import IntervalMethod, register, registered_methods
 
 ENTRY_POINT_GROUP = "pibench.methods"
 

@@ -3,16 +3,16 @@
 q_{t+1} = s_hat_{t+1} + q^P_{t+1} + r_t(sum_{i <= t} (err_i - alpha)), with the quantile
 tracker q^P, the saturation r_t(x) = K_I tan(x log t / (t C_sat)) and, with
 ``scorecaster = "theta"``, a Theta-model forecast s_hat of the next score
-(:mod:`methods.calibration.pid`, :mod:`methods.calibration.scorecaster`).
+(:mod:`pibench.methods.calibration.pid`, :mod:`pibench.methods.calibration.scorecaster`).
 """
 
 from __future__ import annotations
 
-from methods.base import register
-from methods.calibration.pid import ConformalPID as PIDCalibrator
-from methods.calibration.scorecaster import ThetaScorecaster
-from methods.online_radius import OnlineRadiusMethod
-from methods.param_checks import one_of, positive, positive_int
+from pibench.methods.base import register
+from pibench.methods.calibration.pid import ConformalPID as PIDCalibrator
+from pibench.methods.calibration.scorecaster import ThetaScorecaster
+from pibench.methods.online_radius import OnlineRadiusMethod
+from pibench.methods.param_checks import one_of, positive, positive_int
 
 
 @register

@@ -1,18 +1,18 @@
 """DtACI: ACI experts over a gamma grid, mixed by exponential weights (Gibbs & Candes, JMLR 2024).
 
 On the shared split-conformal base fits: the interval at step t is the calibration
-quantile at level 1 - alpha_t (ACI's width, :func:`methods.calibration.aci.aci_width`),
-alpha_t drawn from the experts (:mod:`methods.calibration.dtaci`).
+quantile at level 1 - alpha_t (ACI's width, :func:`pibench.methods.calibration.aci.aci_width`),
+alpha_t drawn from the experts (:mod:`pibench.methods.calibration.dtaci`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from methods.base import register
-from methods.calibration.aci import aci_width
-from methods.calibration.dtaci import GAMMAS, DtACI as DtACICalibrator, covering_level
-from methods.split_conformal import SplitConformalMethod
+from pibench.methods.base import register
+from pibench.methods.calibration.aci import aci_width
+from pibench.methods.calibration.dtaci import GAMMAS, DtACI as DtACICalibrator, covering_level
+from pibench.methods.split_conformal import SplitConformalMethod
 
 
 @register

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.problems import SeriesData
-from methods.base import Interval, IntervalMethod, register
-from methods.forecasters.registry import check_forecaster, make_forecaster
-from methods.param_checks import positive_int
+from pibench.data_loaders.problems import SeriesData
+from pibench.methods.base import Interval, IntervalMethod, register
+from pibench.methods.forecasters.registry import check_forecaster, make_forecaster
+from pibench.methods.param_checks import positive_int
 
 
 def bootstrap_indices(n: int, n_models: int, rng: np.random.Generator, block_length: int = 1) -> np.ndarray:

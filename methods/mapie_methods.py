@@ -81,9 +81,9 @@ from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from data_loaders.problems import SeriesData
-from methods.base import Interval, IntervalMethod, register
-from methods.forecasters.split import proper_training_size, window_seeds
+from pibench.data_loaders.problems import SeriesData
+from pibench.methods.base import Interval, IntervalMethod, register
+from pibench.methods.forecasters.split import proper_training_size, window_seeds
 
 BASES = ("linear", "mlp")
 SCORES = ("absolute", "signed")

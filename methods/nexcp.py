@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.base import register
-from methods.calibration.nexcp import nexcp_width
-from methods.param_checks import in_range
-from methods.split_conformal import SplitConformalMethod
+from pibench.methods.base import register
+from pibench.methods.calibration.nexcp import nexcp_width
+from pibench.methods.param_checks import in_range
+from pibench.methods.split_conformal import SplitConformalMethod
 
 
 @register

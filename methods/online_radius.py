@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.split_conformal import SplitConformalMethod
+from pibench.methods.split_conformal import SplitConformalMethod
 
 
 class OnlineRadiusMethod(SplitConformalMethod):

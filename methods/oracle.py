@@ -1,7 +1,7 @@
 """The oracle: the best possible interval of a synthetic series, as a row beside every method.
 
 A built-in synthetic dataset knows each step's true conditional mean and scale given
-the past (:mod:`data_loaders.oracle`; the regime series' oracle also knows the regime).
+the past (:mod:`pibench.data_loaders.oracle`; the regime series' oracle also knows the regime).
 The oracle interval is mean_t +/- z_{alpha/2} scale_t: it covers at exactly 1 - alpha,
 at every step, with the shortest Gaussian interval that does. It learns nothing: the
 protocol drives it like any method, and it walks the test span step by step. On the
@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import norm
 
-from data_loaders.oracle import series_oracle, set_oracle
-from data_loaders.problems import SeriesData, SeriesProblem, SetProblem
-from methods.base import Interval, IntervalMethod, register
+from pibench.data_loaders.oracle import series_oracle, set_oracle
+from pibench.data_loaders.problems import SeriesData, SeriesProblem, SetProblem
+from pibench.methods.base import Interval, IntervalMethod, register
 
 
 @register

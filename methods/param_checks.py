@@ -1,7 +1,7 @@
 """Checks of a method's parameters that need no data, so a run can refuse a bad suite before any work.
 
 :func:`check_types` compares every constructor argument with its annotation (or,
-unannotated, with its default's type), as :mod:`data_loaders.typed_params` reads
+unannotated, with its default's type), as :mod:`pibench.data_loaders.typed_params` reads
 them; the range checks below say which values are allowed. Each error names the parameter, the value and what to give instead.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.typed_params import accepts, describe, parameter_types
+from pibench.data_loaders.typed_params import accepts, describe, parameter_types
 
 
 def expected_types(cls: type) -> dict[str, object]:

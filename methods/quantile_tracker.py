@@ -6,10 +6,10 @@ range of the last ``window`` scores; q_1 = split conformal's radius on the first
 
 from __future__ import annotations
 
-from methods.base import register
-from methods.calibration.pid import ConformalPID
-from methods.online_radius import OnlineRadiusMethod
-from methods.param_checks import positive, positive_int
+from pibench.methods.base import register
+from pibench.methods.calibration.pid import ConformalPID
+from pibench.methods.online_radius import OnlineRadiusMethod
+from pibench.methods.param_checks import positive, positive_int
 
 
 @register

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from methods.base import register
-from methods.calibration.online_quantile import SAOCP as SAOCPCalibrator
-from methods.online_radius import OnlineRadiusMethod
-from methods.param_checks import positive_int
+from pibench.methods.base import register
+from pibench.methods.calibration.online_quantile import SAOCP as SAOCPCalibrator
+from pibench.methods.online_radius import OnlineRadiusMethod
+from pibench.methods.param_checks import positive_int
 
 
 @register

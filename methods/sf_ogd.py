@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from methods.base import register
-from methods.calibration.online_quantile import ScaleFreeOGD
-from methods.online_radius import OnlineRadiusMethod
+from pibench.methods.base import register
+from pibench.methods.calibration.online_quantile import ScaleFreeOGD
+from pibench.methods.online_radius import OnlineRadiusMethod
 
 
 @register

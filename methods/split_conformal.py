@@ -3,7 +3,7 @@
 The window is split sequentially: the first half trains the base forecaster,
 the second half gives the scores: absolute residuals |y - y_hat|, or with
 ``score = "normalized"`` those residuals over a causal scale
-(:mod:`methods.calibration.score_scale`), the widths then scaled back. Subclasses
+(:mod:`pibench.methods.calibration.score_scale`), the widths then scaled back. Subclasses
 turn the sorted scores into half-widths (ACI, NexCP, ...) and see revealed steps in
 :meth:`SplitConformalMethod._observe`; the scores and the scale live here alone.
 """
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.problems import SeriesData
-from methods.base import Interval, IntervalMethod
-from methods.forecasters.registry import check_forecaster
-from methods.forecasters.split import PrecomputedForecasts, SplitForecaster, proper_training_size
-from methods.calibration.score_scale import EWMAScale, GARCHScale, RunningScale
-from methods.param_checks import in_range, one_of
+from pibench.data_loaders.problems import SeriesData
+from pibench.methods.base import Interval, IntervalMethod
+from pibench.methods.forecasters.registry import check_forecaster
+from pibench.methods.forecasters.split import PrecomputedForecasts, SplitForecaster, proper_training_size
+from pibench.methods.calibration.score_scale import EWMAScale, GARCHScale, RunningScale
+from pibench.methods.param_checks import in_range, one_of
 
 
 class SplitConformalMethod(IntervalMethod):

@@ -18,8 +18,8 @@ from datetime import datetime, timezone
 
 import pandas as pd
 
-from reports.figures.catalog import available_figures, close, figure_bytes
-from reports.figures.results import StoredResults
+from pibench.reports.figures.catalog import available_figures, close, figure_bytes
+from pibench.reports.figures.results import StoredResults
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; padding: 0 1em; }

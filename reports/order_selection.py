@@ -1,7 +1,7 @@
 """Scores of autoregressive order selection over datasets (SPEC §3.1 "Order selection read-out", §4).
 
 The per-fit read-outs (selected lags, estimated order, #hidden link) are made by
-the method (:mod:`methods.pa.order_readout`) and stored in its record. Over J
+the method (:mod:`pibench.methods.pa.order_readout`) and stored in its record. Over J
 datasets with true lag set S and selected sets S_j:
 FSR = sum_j |S_j \\ S| / sum_j |S_j| and NSR = sum_j |S \\ S_j| / (J |S|).
 S holds the true lags a method can select (:func:`selectable_truth`): with an input

@@ -11,11 +11,11 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from reports.summary import set_rows, setting_sort_key
+from pibench.reports.summary import set_rows, setting_sort_key
 
 
 def reference_results() -> pd.DataFrame:
-    with resources.files("reports").joinpath("reference_results.csv").open() as fh:
+    with resources.files("pibench.reports").joinpath("reference_results.csv").open() as fh:
         return pd.read_csv(fh)
 
 
@@ -137,7 +137,7 @@ def order_selection_comparison(summary: pd.DataFrame, suite: str = "ar_order") -
     selected lag sets (against the true lags within the method's reach, its ``candidate_lags``
     diagnostic), mean estimated order, #hidden links, MSPE, MSFE and coverage; the paper's
     PA-RNN values beside them (columns paper_*, NaN where the paper has none)."""
-    from reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate, selectable_truth
+    from pibench.reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate, selectable_truth
 
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok")]
     if ok.empty or "selected_lags" not in ok:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from data_loaders.paths import DATA_ENV_VAR, DATASET_FILES
+from pibench.data_loaders.paths import DATA_ENV_VAR, DATASET_FILES
 
 
 @pytest.fixture(scope="session")

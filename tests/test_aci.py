@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from benchmarks.protocols import run_series
-from data_loaders.problems import SeriesData
-from data_loaders.synthetic import ar_problem
-from methods.calibration.aci import aci_width
-from methods.calibration.quantile import linear_quantile
-from methods.catalog import get_method
-from methods.forecasters.split import WindowFit
+from pibench.benchmarks.protocols import run_series
+from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.synthetic import ar_problem
+from pibench.methods.calibration.aci import aci_width
+from pibench.methods.calibration.quantile import linear_quantile
+from pibench.methods.catalog import get_method
+from pibench.methods.forecasters.split import WindowFit
 
 
 def make_aci(alpha, gamma, scores):
@@ -103,7 +103,7 @@ def test_split_conformal_covers_ar1_at_nominal_level(base):
 
 
 def test_vectorised_grid_equals_the_step_by_step_method():
-    from methods.calibration.aci import aci_online
+    from pibench.methods.calibration.aci import aci_online
 
     problem = ar_problem(n_train=300, n_test=200, seed=5)
     gammas = [0.0, 0.005, 0.05, 0.3]

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from statsmodels.tsa.ar_model import AutoReg
 
-from data_loaders.synthetic import ar_problem
-from methods.catalog import get_method
+from pibench.data_loaders.synthetic import ar_problem
+from pibench.methods.catalog import get_method
 
 
 @pytest.mark.parametrize("lags,trend", [(1, "c"), (3, "c"), (2, "n")])
@@ -50,7 +50,7 @@ def test_order_chosen_by_bic_and_reported():
 def test_white_noise_selects_no_lag_and_fits_a_constant():
     rng = np.random.default_rng(3)
     y = 5.0 + rng.normal(size=(2000, 1))
-    from data_loaders.problems import SeriesData
+    from pibench.data_loaders.problems import SeriesData
 
     method = get_method("autoreg")(lags="bic", max_lags=5).fit(SeriesData(y=y, X=np.zeros((2000, 1, 1))))
     assert method.diagnostics() == {"selected_lags": "", "ar_order": 0, "candidate_lags": 5}

@@ -10,17 +10,17 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.protocols import run_series
-from data_loaders.problems import SeriesData
-from data_loaders.synthetic import ar_problem
-from methods.agaci import GAMMA_GRID, AgACI
-from methods.calibration.aci import aci_width
-from methods.calibration.boa import BernsteinOnlineAggregation
-from methods.calibration.nexcp import nexcp_width
-from methods.catalog import get_method
-from methods.enbpi import EnbPI, bootstrap_indices, loo_weights
-from methods.forecasters.split import WindowFit
-from methods.nexcp import NexCP
+from pibench.benchmarks.protocols import run_series
+from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.synthetic import ar_problem
+from pibench.methods.agaci import GAMMA_GRID, AgACI
+from pibench.methods.calibration.aci import aci_width
+from pibench.methods.calibration.boa import BernsteinOnlineAggregation
+from pibench.methods.calibration.nexcp import nexcp_width
+from pibench.methods.catalog import get_method
+from pibench.methods.enbpi import EnbPI, bootstrap_indices, loo_weights
+from pibench.methods.forecasters.split import WindowFit
+from pibench.methods.nexcp import NexCP
 
 
 def coverage(out) -> float:

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.store import ResultsStore
+from pibench.benchmarks.cli import main
+from pibench.benchmarks.store import ResultsStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,7 +157,7 @@ def without_root_override(argv: list[str]) -> subprocess.CompletedProcess:
         if setpriv is None:
             pytest.skip("running as root without setpriv: cannot make a folder read-only to this process")
         prefix = [setpriv, "--bounding-set=-dac_override,-dac_read_search"]
-    return subprocess.run([*prefix, sys.executable, "-m", "benchmarks.cli", *argv], capture_output=True, text=True,
+    return subprocess.run([*prefix, sys.executable, "-m", "pibench", *argv], capture_output=True, text=True,
                           cwd=ROOT, timeout=300)
 
 

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.provenance import RESULT_SOURCES, code_version
+from pibench.benchmarks.provenance import RESULT_SOURCES, code_version
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("benchmarks", "data_loaders", "methods", "reports")
-PRINT_VERSION = "from benchmarks.provenance import code_version; print(code_version())"
+PACKAGES = ("benchmarks", "data_loaders", "methods", "reports", "pibench")
+PRINT_VERSION = "from pibench.benchmarks.provenance import code_version; print(code_version())"
 
 
 def version_in(tree: Path, cwd: Path) -> str:
     """code_version() of the pibench source under ``tree``, imported from there alone."""
-    run = subprocess.run([sys.executable, "-c", PRINT_VERSION + "; import benchmarks; print(benchmarks.__file__)"],
+    run = subprocess.run([sys.executable, "-c", PRINT_VERSION + "; import pibench.benchmarks as b; print(b.__file__)"],
                          capture_output=True, text=True, cwd=cwd, timeout=120,
                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "HOME": str(cwd)})
     assert run.returncode == 0, run.stderr

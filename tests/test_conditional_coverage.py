@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from benchmarks.cli import main
-from benchmarks.store import ResultsStore
-from data_loaders.oracle import series_oracle
-from data_loaders.registry import load_dataset
-from data_loaders.synthetic import seasonal_ar_oracle
-from data_loaders.volatility import rolling_robust_scale, volatility_of_test_steps
-from reports.metrics import series_metrics, tercile_coverage, tercile_means
+from pibench.benchmarks.cli import main
+from pibench.benchmarks.store import ResultsStore
+from pibench.data_loaders.oracle import series_oracle
+from pibench.data_loaders.registry import load_dataset
+from pibench.data_loaders.synthetic import seasonal_ar_oracle
+from pibench.data_loaders.volatility import rolling_robust_scale, volatility_of_test_steps
+from pibench.reports.metrics import series_metrics, tercile_coverage, tercile_means
 
 Z90 = norm.ppf(0.95)
 
@@ -192,9 +192,9 @@ def test_the_oracle_needs_a_dataset_that_knows_its_law(tmp_path, capsys):
 
 
 def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(tmp_path):
-    from reports.figures.catalog import available_figures, close
-    from reports.figures.results import StoredResults
-    from reports.html import build_report
+    from pibench.reports.figures.catalog import available_figures, close
+    from pibench.reports.figures.results import StoredResults
+    from pibench.reports.html import build_report
 
     results_dir = tmp_path / "r"
     assert main(["run", "--datasets", "regime", "--methods", "oracle", "autoreg", "--results-dir",

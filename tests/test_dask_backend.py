@@ -7,8 +7,8 @@ import dask
 import pandas as pd
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.store import ResultsStore
+from pibench.benchmarks.cli import main
+from pibench.benchmarks.store import ResultsStore
 from tests.test_device import tiny_suite
 
 distributed = pytest.importorskip("distributed")

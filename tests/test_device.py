@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 import torch
 
-from benchmarks.cli import main
-from benchmarks.store import ResultsStore
-from methods.device import current_device, resolve_device, task_generator, use_device
-from methods.forecasters.mlp import train_batched_mlp
+from pibench.benchmarks.cli import main
+from pibench.benchmarks.store import ResultsStore
+from pibench.methods.device import current_device, resolve_device, task_generator, use_device
+from pibench.methods.forecasters.mlp import train_batched_mlp
 
 HAS_CUDA = torch.cuda.is_available()
 needs_cuda = pytest.mark.skipif(not HAS_CUDA, reason="needs a CUDA device")

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from data_loaders import fetch as fetch_mod
-from data_loaders import paths
-from data_loaders.fetch import FetchError, fetch
-from data_loaders.fingerprint import sha256_of
-from data_loaders.paths import DATA_ENV_VAR, DATASET_FILES, locate
+from pibench.data_loaders import fetch as fetch_mod
+from pibench.data_loaders import paths
+from pibench.data_loaders.fetch import FetchError, fetch
+from pibench.data_loaders.fingerprint import sha256_of
+from pibench.data_loaders.paths import DATA_ENV_VAR, DATASET_FILES, locate
 
 FESP_REL = Path("french_electricity_prices") / "zaffran2022_prices.csv.gz"
 
@@ -267,7 +267,7 @@ def test_real_fesp_checksum_matches_shared_copy() -> None:
 
 
 def test_cli_fetch_offline_is_one_line_with_the_manual_route(tmp_path: Path, capsys) -> None:
-    from benchmarks.cli import main
+    from pibench.benchmarks.cli import main
 
     code = main(["data", "fetch", "fesp", "--data-dir", str(tmp_path)])  # the URL points at a closed local port
     err = capsys.readouterr().err

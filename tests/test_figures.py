@@ -7,15 +7,15 @@ import pandas as pd
 import pytest
 from matplotlib.collections import PathCollection
 
-from reports.figures.catalog import available_figures, close
-from reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
-from reports.figures.order import order_selection_figure
-from reports.figures.overview import tradeoff_figure
-from reports.figures.results import StoredResults, headline_runs
-from reports.figures.sets import sets_figure
-from reports.figures.style import method_colour
-from reports.figures.temporal import interval_bands_figure, rolling_coverage_figure
-from reports.metrics import default_cap, series_metrics, set_metrics
+from pibench.reports.figures.catalog import available_figures, close
+from pibench.reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
+from pibench.reports.figures.order import order_selection_figure
+from pibench.reports.figures.overview import tradeoff_figure
+from pibench.reports.figures.results import StoredResults, headline_runs
+from pibench.reports.figures.sets import sets_figure
+from pibench.reports.figures.style import method_colour
+from pibench.reports.figures.temporal import interval_bands_figure, rolling_coverage_figure
+from pibench.reports.metrics import default_cap, series_metrics, set_metrics
 
 ALPHA = 0.1
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.cli import main
+from pibench.benchmarks.cli import main
 
 SUITE = """
 name = "mini"
@@ -99,7 +99,7 @@ def test_set_rows_get_joint_and_per_horizon_tables_in_a_suite_not_named_sets(sto
     and the sets table, in summary.md and as HTML tables; summary.csv headlines their joint coverage."""
     import pandas as pd
 
-    from benchmarks.store import ResultsStore
+    from pibench.benchmarks.store import ResultsStore
 
     records = {r["task_id"]: r for r in ResultsStore(store).records() if r.get("per_horizon_coverage")}
     assert {r["method"] for r in records.values()} == {"cfrnn", "dprnn"}

@@ -14,14 +14,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.protocols import run_series, run_set
-from data_loaders.csv_series import csv_problem
-from data_loaders.fesp import FEATURES, fesp_problem
-from data_loaders.paths import DataNotFoundError
-from data_loaders.problems import SeriesProblem, SetData
-from data_loaders.registry import DATASETS, load_dataset, parse_dataset_arg
-from data_loaders.synthetic import ar_problem, seasonal_ar_sets
-from methods.catalog import get_method
+from pibench.benchmarks.protocols import run_series, run_set
+from pibench.data_loaders.csv_series import csv_problem
+from pibench.data_loaders.fesp import FEATURES, fesp_problem
+from pibench.data_loaders.paths import DataNotFoundError
+from pibench.data_loaders.problems import SeriesProblem, SetData
+from pibench.data_loaders.registry import DATASETS, load_dataset, parse_dataset_arg
+from pibench.data_loaders.synthetic import ar_problem, seasonal_ar_sets
+from pibench.methods.catalog import get_method
 
 # --------------------------------------------------------------------------- fesp
 

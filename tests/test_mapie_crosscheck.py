@@ -26,14 +26,14 @@ from mapie.conformity_scores import AbsoluteConformityScore
 from mapie.regression import TimeSeriesRegressor
 from sklearn.linear_model import LinearRegression
 
-import methods.enbpi
-from benchmarks.protocols import run_series
-from data_loaders.problems import SeriesData, SeriesProblem
-from data_loaders.synthetic import ar_problem
-from methods.aci import ACI
-from methods.calibration.aci import aci_errors, aci_next_alpha, aci_width
-from methods.catalog import get_method
-from methods.mapie_methods import AbsoluteScore, MapieACI, MapieEnbPI, make_estimator
+import pibench.methods.enbpi as enbpi_module
+from pibench.benchmarks.protocols import run_series
+from pibench.data_loaders.problems import SeriesData, SeriesProblem
+from pibench.data_loaders.synthetic import ar_problem
+from pibench.methods.aci import ACI
+from pibench.methods.calibration.aci import aci_errors, aci_next_alpha, aci_width
+from pibench.methods.catalog import get_method
+from pibench.methods.mapie_methods import AbsoluteScore, MapieACI, MapieEnbPI, make_estimator
 
 TIGHT = dict(rtol=1e-8, atol=1e-10)
 
@@ -334,7 +334,7 @@ def test_difference_block_bootstrap_resample_length():
     m = MapieEnbPI(n_models=3, block_length=L)
     lengths = {len(train) for train, _ in m.resampler(seed=0).split(X)}
     assert lengths == {(n // L + 1) * L}  # 52 > 50
-    pib = methods.enbpi.bootstrap_indices(n, 3, np.random.default_rng(0), block_length=L)
+    pib = enbpi_module.bootstrap_indices(n, 3, np.random.default_rng(0), block_length=L)
     assert pib.shape == (3, n)
 
 

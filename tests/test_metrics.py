@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from reports.metrics import (
+from pibench.reports.metrics import (
     cap_bounds,
     coverage,
     coverage_by_group,

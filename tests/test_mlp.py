@@ -3,7 +3,7 @@
 import numpy as np
 import torch
 
-from methods.forecasters.mlp import MLPForecaster, init_weights, minibatch_orders, train_batched_mlp
+from pibench.methods.forecasters.mlp import MLPForecaster, init_weights, minibatch_orders, train_batched_mlp
 
 
 def test_batched_training_equals_separate_training():

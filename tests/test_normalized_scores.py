@@ -5,12 +5,12 @@ import textwrap
 import numpy as np
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.protocols import run_series
-from benchmarks.store import ResultsStore
-from data_loaders.registry import load_dataset
-from methods.calibration.score_scale import EWMAScale, GARCHScale
-from methods.catalog import get_method
+from pibench.benchmarks.cli import main
+from pibench.benchmarks.protocols import run_series
+from pibench.benchmarks.store import ResultsStore
+from pibench.data_loaders.registry import load_dataset
+from pibench.methods.calibration.score_scale import EWMAScale, GARCHScale
+from pibench.methods.catalog import get_method
 
 SPLIT_METHODS = ["aci", "agaci", "nexcp", "quantile_tracker", "conformal_pid", "aci_decay", "dtaci", "sf_ogd", "saocp"]
 

@@ -5,13 +5,13 @@ import math
 import numpy as np
 import pytest
 
-from benchmarks.protocols import run_series
-from data_loaders.synthetic import ar_problem
-from methods.calibration.aci import aci_next_alpha, aci_width
-from methods.calibration.dtaci import DtACI, covering_level, default_eta_sigma
-from methods.calibration.online_quantile import SAOCP, ScaleFreeOGD
-from methods.calibration.pid import ConformalPID, saturation
-from methods.catalog import get_method
+from pibench.benchmarks.protocols import run_series
+from pibench.data_loaders.synthetic import ar_problem
+from pibench.methods.calibration.aci import aci_next_alpha, aci_width
+from pibench.methods.calibration.dtaci import DtACI, covering_level, default_eta_sigma
+from pibench.methods.calibration.online_quantile import SAOCP, ScaleFreeOGD
+from pibench.methods.calibration.pid import ConformalPID, saturation
+from pibench.methods.catalog import get_method
 
 ALPHA = 0.1
 
@@ -176,8 +176,8 @@ def test_quantile_tracker_is_aci_on_the_quantile_scale():
 
 def test_every_split_conformal_method_shares_acis_base_fits_by_default():
     """A method parameter must not shadow a base-forecaster one (an `lr` of the tracker once trained the MLP at 0.1)."""
-    from methods.catalog import available_methods
-    from methods.split_conformal import SplitConformalMethod
+    from pibench.methods.catalog import available_methods
+    from pibench.methods.split_conformal import SplitConformalMethod
 
     reference = get_method("aci")().split_forecaster().config()
     for name, cls in available_methods().items():

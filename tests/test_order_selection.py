@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from data_loaders.synthetic import simulate_ar, simulate_expar
-from methods.ar_order import select_ar_lags
-from methods.pa.order_readout import estimated_order, hidden_links, selected_lags
-from reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate
+from pibench.data_loaders.synthetic import simulate_ar, simulate_expar
+from pibench.methods.ar_order import select_ar_lags
+from pibench.methods.pa.order_readout import estimated_order, hidden_links, selected_lags
+from pibench.reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate
 
 
 def test_lags_order_and_links_from_masks():
@@ -51,9 +51,9 @@ def one_torch_thread():
 
 
 def test_pa_rnn_runs_offline_and_reports_its_selection(one_torch_thread):
-    from benchmarks.protocols import run_series
-    from data_loaders.synthetic import expar_problem
-    from methods.catalog import get_method
+    from pibench.benchmarks.protocols import run_series
+    from pibench.data_loaders.synthetic import expar_problem
+    from pibench.methods.catalog import get_method
 
     problem = expar_problem(n_train=500, n_test=300, n_lags=3, seed=0)
     method = get_method("pa_rnn")(hidden=8, seq_len=6, burn_in=2, iterations=300, T1=100, T2=150, T3=250,
@@ -71,7 +71,7 @@ def test_pa_rnn_runs_offline_and_reports_its_selection(one_torch_thread):
 
 
 def test_selectable_truth_keeps_the_true_lags_inside_the_window():
-    from reports.order_selection import selectable_truth
+    from pibench.reports.order_selection import selectable_truth
 
     assert selectable_truth(TRUE_LAGS["nlar"], 1) == {1}
     assert selectable_truth(TRUE_LAGS["nlar"], 5) == {1, 2, 3}
@@ -94,8 +94,8 @@ def test_pa_rnn_started_inside_the_spike_prunes_the_recurrence_that_torch_scale_
     8-24 links and lag 2 (1-5 of its 50 input weights) every time. So: lag 1 in, at most one
     spurious lag and 2 links from the default start; at least 5 links from torch's, and a spurious
     lag in at least one of two of its fits (both would have to prune lag 2 entirely)."""
-    from data_loaders.synthetic import expar_problem
-    from methods.pa.rnn_method import PARNN
+    from pibench.data_loaders.synthetic import expar_problem
+    from pibench.methods.pa.rnn_method import PARNN
 
     problem = expar_problem(n_train=6000, n_test=10, n_lags=3, seed=1)
     data = problem.window(0, problem.test_start)
@@ -113,8 +113,8 @@ def test_pa_rnn_started_inside_the_spike_prunes_the_recurrence_that_torch_scale_
 
 def test_ar_order_paper_suite_has_the_papers_settings():
     """The paper's appendix tables (SPEC §3.1): NLAR at 1,000 units and 25,000 iterations, EXPAR's schedule."""
-    from benchmarks.suite import build_tasks, load_suite
-    from methods.pa.rnn_method import PARNN
+    from pibench.benchmarks.suite import build_tasks, load_suite
+    from pibench.methods.pa.rnn_method import PARNN
 
     suite = load_suite("ar_order_paper")
     assert suite["device"] == "auto"

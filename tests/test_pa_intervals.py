@@ -10,7 +10,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 from torch.func import grad
 
-from methods.pa.intervals import FlatModel, fit_asymptotic_normal, pseudo_inverse
+from pibench.methods.pa.intervals import FlatModel, fit_asymptotic_normal, pseudo_inverse
 
 
 def tiny_mlp(seed=0):
@@ -308,8 +308,8 @@ def _widths(fit, X):
 
 def _trained_lstm(seed=0):
     """A small PA-LSTM-shaped network (the sequence network, unrolled) fitted to AR sequences."""
-    from methods.sequence.network import SequenceNet
-    from methods.sequence.train import train_network
+    from pibench.methods.sequence.network import SequenceNet
+    from pibench.methods.sequence.train import train_network
 
     g = torch.Generator().manual_seed(seed)
     x = torch.randn(300, 8, 1, generator=g)
@@ -385,7 +385,7 @@ def test_auto_goes_matrix_free_when_the_dense_matrices_do_not_fit():
 
 
 def test_the_dense_budget_reads_the_device():
-    from methods.pa.curvature import free_memory_bytes, memory_budget
+    from pibench.methods.pa.curvature import free_memory_bytes, memory_budget
 
     free = free_memory_bytes(torch.device("cpu"))
     assert 0 < free < 2**50

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from methods.pa.prior import MixtureGaussianPrior
-from methods.pa.schedule import AnnealingSchedule
+from pibench.methods.pa.prior import MixtureGaussianPrior
+from pibench.methods.pa.schedule import AnnealingSchedule
 
 
 def _b_values(threshold: float) -> torch.Tensor:

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import torch
 
-from data_loaders.synthetic import nlar_problem
-from methods.pa.networks import AfterBurnIn, ElmanRNN, StackedElmanRNNs
-from methods.pa.rnn_method import PARNN
-from methods.pa.trainer import PASettings, train_pa
+from pibench.data_loaders.synthetic import nlar_problem
+from pibench.methods.pa.networks import AfterBurnIn, ElmanRNN, StackedElmanRNNs
+from pibench.methods.pa.rnn_method import PARNN
+from pibench.methods.pa.trainer import PASettings, train_pa
 
 SETTINGS = PASettings(epochs=60, lr=5e-2, batch_size=16, T1=20, T2=30, T3=50, s1=0.05, s0_init=1e-3,
                       s0_end=1e-4, lam=1e-6, tau=0.1, refine_epochs=10, unit="iteration")
@@ -108,9 +108,9 @@ params = { lags = 1 }
 def test_the_runner_trains_a_cell_together_and_records_it(tmp_path):
     """batch_cells (on by default only on a GPU): the 3 seeds of a window train as one network;
     the tasks, their ids and their results are those of training alone (up to kernel rounding)."""
-    from benchmarks.runner import cells, run_tasks
-    from benchmarks.store import ResultsStore
-    from benchmarks.suite import build_tasks, load_suite
+    from pibench.benchmarks.runner import cells, run_tasks
+    from pibench.benchmarks.store import ResultsStore
+    from pibench.benchmarks.suite import build_tasks, load_suite
 
     path = tmp_path / "cell.toml"
     path.write_text(CELL_SUITE)
@@ -138,9 +138,9 @@ def test_the_runner_trains_a_cell_together_and_records_it(tmp_path):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_cell_on_cuda_agrees_with_the_cpu(tmp_path):
     """On a GPU cells batch by default; the lags and intervals agree with the CPU's tasks trained alone."""
-    from benchmarks.runner import run_tasks
-    from benchmarks.store import ResultsStore
-    from benchmarks.suite import build_tasks, load_suite
+    from pibench.benchmarks.runner import run_tasks
+    from pibench.benchmarks.store import ResultsStore
+    from pibench.benchmarks.suite import build_tasks, load_suite
 
     path = tmp_path / "cell.toml"
     path.write_text(CELL_SUITE)
@@ -157,8 +157,8 @@ def test_a_cell_on_cuda_agrees_with_the_cpu(tmp_path):
 
 
 def test_a_cell_that_cannot_train_together_trains_its_tasks_alone(tmp_path, monkeypatch):
-    from benchmarks.runner import run_tasks
-    from benchmarks.suite import build_tasks, load_suite
+    from pibench.benchmarks.runner import run_tasks
+    from pibench.benchmarks.suite import build_tasks, load_suite
 
     def refuse(cls, methods, datas):
         raise MemoryError("no room for the stack")

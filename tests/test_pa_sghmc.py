@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from methods.pa.sghmc import SGHMC
+from pibench.methods.pa.sghmc import SGHMC
 
 LR, M, N = 0.01, 0.9, 500
 

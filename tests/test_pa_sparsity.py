@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks.protocols import run_series
-from data_loaders.synthetic import ar_problem
-from methods.catalog import get_method
-from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import MLP
-from methods.pa.trainer import PASettings, train_pa
+from pibench.benchmarks.protocols import run_series
+from pibench.data_loaders.synthetic import ar_problem
+from pibench.methods.catalog import get_method
+from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.networks import MLP
+from pibench.methods.pa.trainer import PASettings, train_pa
 
 Z_95 = 1.6449  # z_{0.05}: the 90% interval is mu +/- Z_95 sigma
 SEEDS = (0, 1, 2)

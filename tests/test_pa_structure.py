@@ -3,10 +3,10 @@
 import pytest
 import torch
 
-from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import MLP, ElmanRNN, LastStep, StackedMLPs
-from methods.pa.structure import drop_idle_units, live_masks
-from methods.pa.trainer import PASettings, train_pa
+from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.networks import MLP, ElmanRNN, LastStep, StackedMLPs
+from pibench.methods.pa.structure import drop_idle_units, live_masks
+from pibench.methods.pa.trainer import PASettings, train_pa
 
 
 def _prune(model, masks):

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from reports.paper_tables import best_setting, fesp_tables, reference_results
+from pibench.reports.paper_tables import best_setting, fesp_tables, reference_results
 
 
 def row(method, setting, coverage, mean_length, n_infinite=0):
@@ -51,7 +51,7 @@ def order_row(label, method, lags, candidates, **extra):
 
 
 def test_order_table_scores_against_the_true_lags_within_the_window():
-    from reports.paper_tables import order_selection_table
+    from pibench.reports.paper_tables import order_selection_table
 
     summary = pd.DataFrame([
         # NLAR (true lags 1, 2, 3, 7) with a window of 1: only lag 1 is selectable, so {1} misses nothing
@@ -76,7 +76,7 @@ def set_row(method, dataset, seed, joint, length, suite="sets"):
 
 
 def test_sets_table_gives_seed_mean_and_spread_beside_the_paper():
-    from reports.paper_tables import sets_table
+    from pibench.reports.paper_tables import sets_table
 
     summary = pd.DataFrame([
         set_row("cfrnn", "covid", 0, 0.90, 700.0), set_row("cfrnn", "covid", 1, 0.92, 500.0),

@@ -5,14 +5,14 @@ from importlib.metadata import EntryPoint
 import numpy as np
 import pytest
 
-import methods.base as base
-import methods.catalog as catalog
-from benchmarks.protocols import run_series
-from data_loaders.synthetic import ar_problem
+import pibench.methods.base as base
+import pibench.methods.catalog as catalog
+from pibench.benchmarks.protocols import run_series
+from pibench.data_loaders.synthetic import ar_problem
 
 PLUGIN = '''
 import numpy as np
-from methods.base import Interval, IntervalMethod
+from pibench.methods.base import Interval, IntervalMethod
 
 class LastValue(IntervalMethod):
     """Random-walk forecast with a fixed half-width."""

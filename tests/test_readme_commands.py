@@ -71,7 +71,7 @@ def test_fast_readme_commands_exit_0(tmp_path, shared_data_dir_or_none):
 
 @pytest.fixture
 def shared_data_dir_or_none():
-    from data_loaders.paths import DATA_ENV_VAR, DATASET_FILES
+    from pibench.data_loaders.paths import DATA_ENV_VAR, DATASET_FILES
 
     candidates = [os.environ.get(DATA_ENV_VAR), ROOT.parent / "shared" / "data"]
     for folder in candidates:

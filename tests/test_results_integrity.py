@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.store import ResultsStore
-from reports.summary import RUN_COLUMNS
+from pibench.benchmarks.cli import main
+from pibench.benchmarks.store import ResultsStore
+from pibench.reports.summary import RUN_COLUMNS
 
 SUITE = """
 name = "csv_trust"
@@ -158,12 +158,9 @@ def test_report_itemises_failures_with_their_first_line(finished, capsys):
 
 def test_results_of_other_code_are_flagged_and_superseded(finished, capsys, monkeypatch):
     suite, results, store, records = finished
-    import benchmarks.preflight
-    import benchmarks.provenance
-    import benchmarks.runner
-
+    from pibench.benchmarks import preflight, provenance, runner
     # what editing the source would do: code_version() is a hash of it
-    for module in (benchmarks.preflight, benchmarks.runner, benchmarks.provenance):
+    for module in (preflight, runner, provenance):
         monkeypatch.setattr(module, "code_version", lambda: "0.1.0+src.newer")
 
     assert main(["report", "--results-dir", str(results)]) == 0

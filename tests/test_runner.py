@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.preflight import prepare_tasks
-from benchmarks.runner import run_tasks
-from benchmarks.store import ResultsStore
-from benchmarks.suite import build_tasks, load_suite
-from reports.summary import RUN_COLUMNS
+from pibench.benchmarks.preflight import prepare_tasks
+from pibench.benchmarks.runner import run_tasks
+from pibench.benchmarks.store import ResultsStore
+from pibench.benchmarks.suite import build_tasks, load_suite
+from pibench.reports.summary import RUN_COLUMNS
 
 SUITE = """
 name = "tiny"
@@ -120,8 +120,8 @@ def test_records_carry_provenance(suite, tmp_path):
 
 
 def test_split_conformal_tasks_share_base_fits_equal_to_fits_on_demand(suite, tmp_path):
-    from benchmarks.preflight import load_task_data, task_method
-    from benchmarks.protocols import run_series
+    from pibench.benchmarks.preflight import load_task_data, task_method
+    from pibench.benchmarks.protocols import run_series
 
     tasks = prepared(suite, methods=["aci"], seeds=[0])
     assert len(tasks) == 2  # gamma 0 and 0.01
@@ -139,7 +139,7 @@ def test_split_conformal_tasks_share_base_fits_equal_to_fits_on_demand(suite, tm
 
 
 def test_a_failed_or_corrupt_chunk_is_reported_and_recomputed(suite, tmp_path, monkeypatch):
-    import benchmarks.forecast_stage as stage
+    import pibench.benchmarks.forecast_stage as stage
 
     tasks = prepared(suite, methods=["aci"], seeds=[0])
     real = stage.compute_chunk
@@ -195,7 +195,7 @@ def test_a_method_entry_can_be_restricted_to_some_datasets(tmp_path):
 
 @pytest.mark.parametrize("quick", [False, True])
 def test_every_builtin_suite_expands_and_every_method_entry_meets_a_dataset(quick):
-    from benchmarks.suite import builtin_suites
+    from pibench.benchmarks.suite import builtin_suites
 
     for name in builtin_suites():
         suite = load_suite(name, quick=quick)
@@ -224,7 +224,7 @@ def test_a_method_entry_naming_unknown_datasets_is_an_error(tmp_path, datasets, 
 
 
 def test_set_methods_run_through_the_harness_and_an_absent_optional_dataset_is_skipped(tmp_path, capsys):
-    from benchmarks.cli import main
+    from pibench.benchmarks.cli import main
 
     path = tmp_path / "sets.toml"
     path.write_text(textwrap.dedent("""

@@ -5,15 +5,15 @@ import pytest
 import torch
 from scipy.stats import norm
 
-from benchmarks.protocols import run_set
-from data_loaders.synthetic import seasonal_ar_oracle, seasonal_ar_sets
-from methods.calibration.bonferroni import bonferroni_critical_scores, bonferroni_level
-from methods.catalog import get_method
-from methods.pa.intervals import FlatModel
-from methods.sequence.losses import pinball_loss
-from methods.sequence.network import SequenceNet
-from methods.sequence.train import train_network
-from reports.metrics import default_cap, set_metrics
+from pibench.benchmarks.protocols import run_set
+from pibench.data_loaders.synthetic import seasonal_ar_oracle, seasonal_ar_sets
+from pibench.methods.calibration.bonferroni import bonferroni_critical_scores, bonferroni_level
+from pibench.methods.catalog import get_method
+from pibench.methods.pa.intervals import FlatModel
+from pibench.methods.sequence.losses import pinball_loss
+from pibench.methods.sequence.network import SequenceNet
+from pibench.methods.sequence.train import train_network
+from pibench.reports.metrics import default_cap, set_metrics
 
 
 @pytest.fixture(autouse=True)

@@ -9,12 +9,12 @@ import pandas as pd
 import pytest
 from scipy.signal import resample
 
-from data_loaders.covid import covid_problem
-from data_loaders.csv_sets import csv_sets_problem
-from data_loaders.eeg import eeg_problem
-from data_loaders.mimic import mimic_problem
-from data_loaders.paths import DATASET_FILES
-from data_loaders.registry import load_dataset
+from pibench.data_loaders.covid import covid_problem
+from pibench.data_loaders.csv_sets import csv_sets_problem
+from pibench.data_loaders.eeg import eeg_problem
+from pibench.data_loaders.mimic import mimic_problem
+from pibench.data_loaders.paths import DATASET_FILES
+from pibench.data_loaders.registry import load_dataset
 
 
 def _has(folder: Path, key: str) -> bool:
@@ -224,8 +224,8 @@ def test_csv_sets_test_ids_file(tmp_path, layout):
 
 
 def test_csv_sets_predictions_name_their_sequences(tmp_path):
-    from benchmarks.cli import main
-    from benchmarks.store import ResultsStore
+    from pibench.benchmarks.cli import main
+    from pibench.benchmarks.store import ResultsStore
 
     path = _long_file(tmp_path / "s.csv", [12] * 30)
     suite = tmp_path / "suite.toml"

@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from benchmarks.protocols import run_set
-from data_loaders.problems import SetData
-from data_loaders.synthetic import seasonal_ar_oracle, seasonal_ar_sets
-from methods.base import Interval, IntervalMethod
-from reports.metrics import default_cap, set_metrics
+from pibench.benchmarks.protocols import run_set
+from pibench.data_loaders.problems import SetData
+from pibench.data_loaders.synthetic import seasonal_ar_oracle, seasonal_ar_sets
+from pibench.methods.base import Interval, IntervalMethod
+from pibench.reports.metrics import default_cap, set_metrics
 
 
 class LinearBonferroniConformal(IntervalMethod):

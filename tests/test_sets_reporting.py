@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reports.metrics import set_metrics
-from reports.paper_tables import set_suites, sets_table
-from reports.summary import (headline_coverage, markdown_table, setting_sort_key, summary_frame, summary_row,
+from pibench.reports.metrics import set_metrics
+from pibench.reports.paper_tables import set_suites, sets_table
+from pibench.reports.summary import (headline_coverage, markdown_table, setting_sort_key, summary_frame, summary_row,
                              write_summary)
 
 # 4 test sequences x 3 horizons, 1 = covered. Joint: sequences 0 and 2 are covered at every horizon -> 2/4.

@@ -10,7 +10,8 @@ PACKAGES = ("data_loaders", "methods", "benchmarks", "reports")
 
 
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    """The import name of a source file: ``methods/aci.py`` -> ``pibench.methods.aci``."""
+    parts = ["pibench", *path.relative_to(ROOT).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -58,15 +59,16 @@ def test_the_project_imports_form_no_cycle():
 ])
 def test_lower_layers_do_not_import_upper_ones(package, forbidden):
     graph = project_imports()
+    package, forbidden = f"pibench.{package}", [f"pibench.{f}" for f in forbidden]
     offenders = sorted(f"{m} imports {t}" for m, targets in graph.items()
-                       if (m == package or m.startswith(package + ".")) and m != "methods.catalog"
+                       if (m == package or m.startswith(package + ".")) and m != "pibench.methods.catalog"
                        for t in targets if any(t == f or t.startswith(f + ".") for f in forbidden))
     assert not offenders, offenders
 
 
 def test_every_builtin_method_module_is_discovered_without_a_list():
-    from methods.base import IntervalMethod
-    from methods.catalog import available_methods
+    from pibench.methods.base import IntervalMethod
+    from pibench.methods.catalog import available_methods
 
     defined = set()
     for path in (ROOT / "methods").rglob("*.py"):
@@ -76,3 +78,20 @@ def test_every_builtin_method_module_is_discovered_without_a_list():
                 defined.add(node.name)
     found = {cls.__name__ for cls in available_methods().values() if issubclass(cls, IntervalMethod)}
     assert defined and defined <= found
+
+
+def test_project_code_imports_through_the_pibench_name():
+    """Installed, the packages exist only as pibench.*: a bare `from methods...` would import whatever
+    `methods` the user's path holds."""
+    bare = []
+    for folder in (*PACKAGES, "tests", "pibench"):
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                bare += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in PACKAGES]
+    assert not bare, bare

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from data_loaders.problems import SeriesProblem, SetProblem
-from data_loaders.synthetic import (
+from pibench.data_loaders.problems import SeriesProblem, SetProblem
+from pibench.data_loaders.synthetic import (
     ar_problem,
     expar_mean,
     expar_problem,

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from benchmarks.cli import main
-from benchmarks.store import ResultsStore
-from data_loaders.registry import load_dataset
+from pibench.benchmarks.cli import main
+from pibench.benchmarks.store import ResultsStore
+from pibench.data_loaders.registry import load_dataset
 from tests.test_cli_errors import TINY, one_line_error, snapshot, store, suite_with, without_root_override  # noqa: F401
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from methods.calibration.quantile import linear_quantile
+from pibench.methods.calibration.quantile import linear_quantile
 
 
 def aci_width(sorted_scores: np.ndarray, alpha_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.validation import check_alpha
-from methods.calibration.quantile import linear_quantile
+from pibench.data_loaders.validation import check_alpha
+from pibench.methods.calibration.quantile import linear_quantile
 
 
 def bonferroni_level(n: int, alpha: float, horizon: int) -> float:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from methods.device import current_device
-from methods.forecasters.scaling import Standardizer
+from pibench.methods.device import current_device
+from pibench.methods.forecasters.scaling import Standardizer
 
 ACTIVATIONS = ("sigmoid", "tanh")
 
@@ -130,7 +130,7 @@ def train_batched_mlp(
 ) -> MLPWeights:
     """Train M MLPs on X (M, n, p), y (M, n) with minibatch SGD + momentum on the MSE.
 
-    Training runs on :func:`~methods.device.current_device`; initial weights and minibatch
+    Training runs on :func:`~pibench.methods.device.current_device`; initial weights and minibatch
     orders are drawn on the CPU and moved there, and the weights come back to the CPU.
     ``block_size``: models trained together (default: 16 on the CPU, where their activations
     then stay in cache; all M on a GPU). Models are independent, so it changes

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from methods.forecasters.linear import LinearForecaster
-from methods.forecasters.mlp import MLPForecaster
-from methods.param_checks import in_range, one_of, positive, positive_int
+from pibench.methods.forecasters.linear import LinearForecaster
+from pibench.methods.forecasters.mlp import MLPForecaster
+from pibench.methods.param_checks import in_range, one_of, positive, positive_int
 
 FORECASTERS = {"mlp": MLPForecaster, "linear": LinearForecaster}
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from data_loaders.problems import SeriesData
-from methods.forecasters.registry import make_forecaster
+from pibench.data_loaders.problems import SeriesData
+from pibench.methods.forecasters.registry import make_forecaster
 
 
 @dataclass

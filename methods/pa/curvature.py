@@ -1,6 +1,6 @@
 """The curvature solve of PA's intervals: g' A^+ g for every test gradient g, dense or matrix-free.
 
-A is the Gauss-Newton matrix of :mod:`methods.pa.intervals` (SPEC §3.1),
+A is the Gauss-Newton matrix of :mod:`pibench.methods.pa.intervals` (SPEC §3.1),
 A = (1/n) sum_i sum_h J_ih J_ih' / sigma2_h over the R kept weights.
 
 * :class:`DenseCurvature` holds A^+ (R x R, from the eigendecomposition; rank-deficient
@@ -14,7 +14,7 @@ A = (1/n) sum_i sum_h J_ih J_ih' / sigma2_h over the R kept weights.
   CG converges to the dense answer g' A^+ g whenever g lies in A's range (tested to
   1e-4 relative on small models): so for the directions no data identify by the
   architecture (a recurrent layer's two bias vectors, whose difference never matters;
-  :meth:`~methods.pa.intervals.FlatModel.structural_nullity`), since every gradient is
+  :meth:`~pibench.methods.pa.intervals.FlatModel.structural_nullity`), since every gradient is
   blind to them too. It takes the rank to be R less those. Directions the dense path
   drops only because their curvature is tiny (below 1e-8 of the largest) are kept, as far
   as CG resolves them; a solve that stalls is counted in ``stats["not_converged"]``.

@@ -57,9 +57,9 @@ import torch
 from scipy.stats import norm
 from torch.func import functional_call, grad, jacrev, vmap
 
-from data_loaders.validation import check_alpha
-from methods.device import current_device
-from methods.pa.curvature import DenseCurvature, MatrixFreeCurvature, dense_bytes, memory_budget
+from pibench.data_loaders.validation import check_alpha
+from pibench.methods.device import current_device
+from pibench.methods.pa.curvature import DenseCurvature, MatrixFreeCurvature, dense_bytes, memory_budget
 
 HessianKind = Literal["auto", "exact", "ggn"]
 CurvatureKind = Literal["auto", "dense", "matrix_free"]
@@ -86,7 +86,7 @@ class FlatModel:
     vector ``theta`` (length R) lists the kept entries parameter by parameter
     (``named_parameters`` order, row-major within a parameter); pruned entries are
     fixed at 0. The copy is put in eval mode (no dropout, running BatchNorm stats) and lives
-    on :func:`~methods.device.current_device`, as do all the interval computations.
+    on :func:`~pibench.methods.device.current_device`, as do all the interval computations.
     """
 
     def __init__(self, model: torch.nn.Module, masks: Mapping[str, torch.Tensor] | None = None):
@@ -263,7 +263,7 @@ class AsymptoticNormalIntervals:
 
     ``sigma2_hat`` has shape (H,) (H = 1 for a single output); ``curvature`` evaluates
     g' A^{-1} g with A = -Hess l_n (or its GGN) over the R = ``n_kept`` kept weights, from the
-    dense inverse or matrix-free (:mod:`methods.pa.curvature`).
+    dense inverse or matrix-free (:mod:`pibench.methods.pa.curvature`).
     """
 
     flat: FlatModel
@@ -343,7 +343,7 @@ def fit_asymptotic_normal(
     sigma2_hat uses n - (rank(A) + dof_offset) / H (rank = R when A is nonsingular).
     ``curvature``: "dense" holds the R x R matrices (A, its eigenvectors, its inverse) on the
     current device; "matrix_free" never forms them (GGN products and conjugate gradients,
-    :mod:`methods.pa.curvature`; rank R assumed); "auto" = dense when the matrices fit in
+    :mod:`pibench.methods.pa.curvature`; rank R assumed); "auto" = dense when the matrices fit in
     ``max_matrix_gib`` (default: half the device's free memory), else matrix-free.
     """
     if hessian not in ("auto", "exact", "ggn"):

@@ -1,6 +1,6 @@
 """PA on the LSTM for sets of sequences: the paper's "PA-RNN" of section 5.3 (SPEC §3.1, §1.2).
 
-The sequence network of the set baselines (:mod:`methods.sequence.network`)
+The sequence network of the set baselines (:mod:`pibench.methods.sequence.network`)
 trains on train + calibration with PA's schedule: Adam for the initial phase
 (t < T1), then SGHMC with the annealed mixture Gaussian prior; it is sparsified at
 the posterior-inclusion threshold and refined on the kept weights. Each horizon
@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.problems import SetData
-from methods.base import Interval, register
-from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.trainer import PASettings, train_pa
-from methods.param_checks import non_negative_int, one_of
-from methods.sequence.base import SequenceMethod
+from pibench.data_loaders.problems import SetData
+from pibench.methods.base import Interval, register
+from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.trainer import PASettings, train_pa
+from pibench.methods.param_checks import non_negative_int, one_of
+from pibench.methods.sequence.base import SequenceMethod
 
 
 @register

@@ -1,7 +1,7 @@
 """PA as an IntervalMethod for series problems (SPEC §3.1; the paper runs it offline on fesp).
 
 One network per series g of the panel (fesp: 24 hourly MLPs), trained together as
-one stack (:class:`~methods.pa.networks.StackedMLPs`: each group's gradient, prior,
+one stack (:class:`~pibench.methods.pa.networks.StackedMLPs`: each group's gradient, prior,
 noise and mask are its own) with prior annealing on standardised features and
 target, sparsified, refined, and each given asymptotic-normal intervals. Intervals
 are mapped back to the raw target scale (an affine map, so coverage is unchanged
@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from data_loaders.problems import SeriesData
-from methods.base import Interval, IntervalMethod, register
-from methods.forecasters.scaling import Standardizer
-from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import StackedMLPs
-from methods.pa.trainer import PASettings, train_pa
-from methods.param_checks import one_of, positive_int
+from pibench.data_loaders.problems import SeriesData
+from pibench.methods.base import Interval, IntervalMethod, register
+from pibench.methods.forecasters.scaling import Standardizer
+from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.networks import StackedMLPs
+from pibench.methods.pa.trainer import PASettings, train_pa
+from pibench.methods.param_checks import one_of, positive_int
 
 
 @register

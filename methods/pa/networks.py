@@ -76,7 +76,7 @@ class ElmanRNN(nn.Module):
     U(-b, b) with b = ``init_bound`` (default 1/sqrt(hidden)), whatever the window;
     the read-out is an ``nn.Linear``. Pruning depends on this scale: the spike prior
     pulls only weights inside its inclusion region, so PA-RNN starts the cell there
-    (``methods.pa.rnn_method.PARNN``).
+    (``pibench.methods.pa.rnn_method.PARNN``).
     """
 
     def __init__(self, window: int, hidden: int = 1000, outputs: int = 1, init_bound: float | None = None):

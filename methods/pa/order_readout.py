@@ -4,7 +4,7 @@ For a sparsified RNN whose input at each step is the window (y_{t-1}, ..., y_{t-
 lag j is selected iff some input weight of column j - 1 survives; the estimated
 AR order is the largest selected lag; "#hidden link" counts the nonzero
 hidden-to-hidden weights. Scores over datasets (FSR, NSR) are in
-:mod:`reports.order_selection`.
+:mod:`pibench.reports.order_selection`.
 """
 
 from __future__ import annotations

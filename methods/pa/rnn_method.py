@@ -16,15 +16,15 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from data_loaders.problems import SeriesData
-from methods.base import Interval, IntervalMethod, register
-from methods.forecasters.scaling import Standardizer
-from methods.pa.intervals import fit_asymptotic_normal
-from methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep, StackedElmanRNNs
-from methods.pa.order_readout import estimated_order, hidden_links, selected_lags
-from methods.pa.structure import drop_idle_units
-from methods.pa.trainer import PASettings, train_pa
-from methods.param_checks import one_of, positive, positive_int
+from pibench.data_loaders.problems import SeriesData
+from pibench.methods.base import Interval, IntervalMethod, register
+from pibench.methods.forecasters.scaling import Standardizer
+from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep, StackedElmanRNNs
+from pibench.methods.pa.order_readout import estimated_order, hidden_links, selected_lags
+from pibench.methods.pa.structure import drop_idle_units
+from pibench.methods.pa.trainer import PASettings, train_pa
+from pibench.methods.param_checks import one_of, positive, positive_int
 
 
 @register
@@ -125,7 +125,7 @@ class PARNN(IntervalMethod):
         """Train the networks of several fits as one batched network (an order-selection cell on a GPU).
 
         Member b keeps its own seed, initial weights, minibatches and SGHMC noise
-        (:class:`~methods.pa.networks.StackedElmanRNNs`), so it gets the network it would get
+        (:class:`~pibench.methods.pa.networks.StackedElmanRNNs`), so it gets the network it would get
         alone up to the rounding of the batched kernels; ``methods[b].fit(datas[b])`` then
         uses it. The fits must share every setting but the seed, and their data shapes.
         """

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import torch
 from torch import nn
 
-from methods.pa.networks import ElmanRNN
+from pibench.methods.pa.networks import ElmanRNN
 
 
 def live_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], X: torch.Tensor,
@@ -56,7 +56,7 @@ def live_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], X: torch.Ten
 
 
 def drop_idle_units(rnn: ElmanRNN, masks: Mapping[str, torch.Tensor], prefix: str = "rnn.") -> tuple[ElmanRNN, dict]:
-    """An :class:`~methods.pa.networks.ElmanRNN` without the hidden units no kept weight touches.
+    """An :class:`~pibench.methods.pa.networks.ElmanRNN` without the hidden units no kept weight touches.
 
     Such a unit's state is tanh(0) = 0 at every step and its outgoing weights are 0, so
     removing it leaves the function and the kept weights unchanged, while the Jacobians of

@@ -5,7 +5,7 @@ Per-sample energy U = mean_i (y_i - mu_i)^2 / (2 sigma2) - eta_t log pi(beta) / 
 minimised by SGHMC at temperature tau_t, with eta_t, the spike variance s0 and
 tau_t following the annealing schedule over epochs. After the last epoch,
 weight j is kept iff |beta_j| > threshold(s0_end) and it can reach the output
-(:mod:`methods.pa.structure`: dead weights are pruned too); the refining phase fixes the
+(:mod:`pibench.methods.pa.structure`: dead weights are pruned too); the refining phase fixes the
 mask (pruned weights stay exactly 0) and minimises the loss alone (momentum SGD).
 """
 
@@ -17,12 +17,12 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from methods.device import current_device, task_generator
-from methods.pa.prior import MixtureGaussianPrior
-from methods.pa.schedule import AnnealingSchedule
-from methods.pa.sghmc import SGHMC
-from methods.pa.structure import live_masks
-from methods.param_checks import in_range, non_negative_int, one_of, positive, positive_int
+from pibench.methods.device import current_device, task_generator
+from pibench.methods.pa.prior import MixtureGaussianPrior
+from pibench.methods.pa.schedule import AnnealingSchedule
+from pibench.methods.pa.sghmc import SGHMC
+from pibench.methods.pa.structure import live_masks
+from pibench.methods.param_checks import in_range, non_negative_int, one_of, positive, positive_int
 
 
 @dataclass(frozen=True)
@@ -123,10 +123,10 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     X, y: the n training samples (any shapes the model maps between, first axis n).
     ``seed``: one seed, or one per member of a stack of independent networks with their
     own data (X (n, B, ...), y (n, B, ...), member b on [:, b]; e.g.
-    :class:`~methods.pa.networks.StackedElmanRNNs`): member b then draws its minibatches and
+    :class:`~pibench.methods.pa.networks.StackedElmanRNNs`): member b then draws its minibatches and
     SGHMC noise from its own generator, as it would trained alone.
-    Training runs on :func:`~methods.device.current_device`, its minibatches and SGHMC noise
-    drawn there (:func:`~methods.device.task_generator`); the model and the masks are handed
+    Training runs on :func:`~pibench.methods.device.current_device`, its minibatches and SGHMC noise
+    drawn there (:func:`~pibench.methods.device.task_generator`); the model and the masks are handed
     back on the CPU.
     """
     settings.check()

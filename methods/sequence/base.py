@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from data_loaders.problems import SetData
-from methods.base import IntervalMethod
-from methods.forecasters.scaling import Standardizer
-from methods.param_checks import positive, positive_int
-from methods.sequence.losses import mse_loss
-from methods.sequence.network import SequenceNet
-from methods.sequence.train import train_network
+from pibench.data_loaders.problems import SetData
+from pibench.methods.base import IntervalMethod
+from pibench.methods.forecasters.scaling import Standardizer
+from pibench.methods.param_checks import positive, positive_int
+from pibench.methods.sequence.losses import mse_loss
+from pibench.methods.sequence.network import SequenceNet
+from pibench.methods.sequence.train import train_network
 
 
 class SequenceMethod(IntervalMethod):

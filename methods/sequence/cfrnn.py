@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.problems import SetData
-from methods.base import Interval, register
-from methods.calibration.bonferroni import bonferroni_critical_scores
-from methods.sequence.base import SequenceMethod
+from pibench.data_loaders.problems import SetData
+from pibench.methods.base import Interval, register
+from pibench.methods.calibration.bonferroni import bonferroni_critical_scores
+from pibench.methods.sequence.base import SequenceMethod
 
 
 @register

@@ -13,10 +13,10 @@ import numpy as np
 import torch
 from scipy.stats import norm
 
-from data_loaders.problems import SetData
-from methods.base import Interval, register
-from methods.param_checks import in_range, positive_int
-from methods.sequence.base import SequenceMethod
+from pibench.data_loaders.problems import SetData
+from pibench.methods.base import Interval, register
+from pibench.methods.param_checks import in_range, positive_int
+from pibench.methods.sequence.base import SequenceMethod
 
 
 @register

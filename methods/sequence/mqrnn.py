@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from data_loaders.problems import SetData
-from methods.base import Interval, register
-from methods.sequence.base import SequenceMethod
-from methods.sequence.losses import pinball_loss
+from pibench.data_loaders.problems import SetData
+from pibench.methods.base import Interval, register
+from pibench.methods.sequence.base import SequenceMethod
+from pibench.methods.sequence.losses import pinball_loss
 
 
 @register

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from methods.device import current_device, task_generator
+from pibench.methods.device import current_device, task_generator
 
 
 def train_network(
@@ -29,8 +29,8 @@ def train_network(
 ) -> list[float]:
     """Train ``net`` in place on (x, y); returns the mean minibatch loss of each epoch.
 
-    Training runs on :func:`~methods.device.current_device`, minibatch orders drawn there
-    (:func:`~methods.device.task_generator`; dropout masks come from that device's global
+    Training runs on :func:`~pibench.methods.device.current_device`, minibatch orders drawn there
+    (:func:`~pibench.methods.device.task_generator`; dropout masks come from that device's global
     generator); ``net`` is handed back on the CPU. The epoch's loss is summed in float64 on
     the device and read once per epoch (no host synchronisation per minibatch).
     """

@@ -16,14 +16,14 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from reports.figures.conditional import conditional_datasets, conditional_figure
-from reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
-from reports.figures.order import order_selection_figure
-from reports.figures.overview import tradeoff_figure
-from reports.figures.results import StoredResults
-from reports.figures.sets import set_datasets, sets_figure
-from reports.figures.temporal import interval_bands_figure, online_datasets, rolling_coverage_figure
-from reports.paper_tables import aci_sweep, fesp_comparison, order_selection_comparison
+from pibench.reports.figures.conditional import conditional_datasets, conditional_figure
+from pibench.reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
+from pibench.reports.figures.order import order_selection_figure
+from pibench.reports.figures.overview import tradeoff_figure
+from pibench.reports.figures.results import StoredResults
+from pibench.reports.figures.sets import set_datasets, sets_figure
+from pibench.reports.figures.temporal import interval_bands_figure, online_datasets, rolling_coverage_figure
+from pibench.reports.paper_tables import aci_sweep, fesp_comparison, order_selection_comparison
 
 DPI = 130
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from reports.figures.results import StoredResults
-from reports.figures.style import method_colour, new_figure, nominal_line, setting_style
+from pibench.reports.figures.results import StoredResults
+from pibench.reports.figures.style import method_colour, new_figure, nominal_line, setting_style
 
 THIRDS = (("coverage_vol_low", "calm third"), ("coverage_vol_mid", "middle third"),
           ("coverage_vol_high", "volatile third"))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from reports.figures.results import StoredResults, headline_runs
-from reports.figures.style import method_colour, new_figure, nominal_line
-from reports.paper_tables import aci_sweep, fesp_comparison
+from pibench.reports.figures.results import StoredResults, headline_runs
+from pibench.reports.figures.style import method_colour, new_figure, nominal_line
+from pibench.reports.paper_tables import aci_sweep, fesp_comparison
 
 
 def fesp_paper_figure(results: StoredResults, suite: str = "fesp"):

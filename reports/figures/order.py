@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from reports.figures.results import StoredResults
-from reports.figures.style import method_colour, new_figure, setting_style
-from reports.paper_tables import order_selection_comparison
+from pibench.reports.figures.results import StoredResults
+from pibench.reports.figures.style import method_colour, new_figure, setting_style
+from pibench.reports.paper_tables import order_selection_comparison
 
 
 def order_selection_figure(results: StoredResults, suite: str = "ar_order"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from reports.figures.results import StoredResults
-from reports.figures.style import method_colour, new_figure, nominal_line
+from pibench.reports.figures.results import StoredResults
+from pibench.reports.figures.style import method_colour, new_figure, nominal_line
 
 
 def tradeoff_figure(results: StoredResults):

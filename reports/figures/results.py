@@ -1,7 +1,7 @@
 """What the figures read: the records the tables show, and their per-step predictions, from the store only.
 
 The CLI builds a :class:`StoredResults` from the results store (after the record
-selection of :mod:`reports.selection`); figures never run a method. Predictions
+selection of :mod:`pibench.reports.selection`); figures never run a method. Predictions
 are read on first use and kept.
 """
 
@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
-from reports.summary import summary_frame
+from pibench.reports.summary import summary_frame
 
 
 @dataclass
@@ -79,8 +79,8 @@ class Headline:
 
 def headline_runs(results: StoredResults, suite: str, dataset: str) -> list[Headline]:
     """The runs the per-method figures show for a (suite, dataset): the paper table's rows on fesp,
-    else each method's best setting (:func:`reports.paper_tables.best_setting`), first seed each."""
-    from reports.paper_tables import best_setting, fesp_comparison
+    else each method's best setting (:func:`pibench.reports.paper_tables.best_setting`), first seed each."""
+    from pibench.reports.paper_tables import best_setting, fesp_comparison
 
     rows = results.finished(suite=suite, dataset=dataset)
     if rows.empty:

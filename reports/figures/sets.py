@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from reports.figures.results import StoredResults
-from reports.figures.style import NOMINAL_STYLE, method_colour, new_figure, nominal_line, setting_style
+from pibench.reports.figures.results import StoredResults
+from pibench.reports.figures.style import NOMINAL_STYLE, method_colour, new_figure, nominal_line, setting_style
 
 #: The nominal (joint) level where the per-horizon panel shows it beside its own target: faint.
 FAINT_NOMINAL_STYLE = {**NOMINAL_STYLE, "color": "#999999", "alpha": 0.6}

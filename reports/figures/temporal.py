@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from reports.figures.results import StoredResults, headline_runs, rolling_window
-from reports.figures.style import method_colour, new_figure, nominal_line
-from reports.metrics import rolling_coverage
+from pibench.reports.figures.results import StoredResults, headline_runs, rolling_window
+from pibench.reports.figures.style import method_colour, new_figure, nominal_line
+from pibench.reports.metrics import rolling_coverage
 
 
 def _time_axis(labels: pd.Series) -> pd.Series:

@@ -1,0 +1,166 @@
+"""pibench from Python: run a suite and read its results as DataFrames and figures.
+
+    from pibench import run, load_results
+
+    results = run(suite="default", seeds=[0], results_dir="results")
+    results.summary                       # one row per task: coverage, lengths, ... (the CLI's table)
+    results.predictions(results.records[0]["task_id"])   # per-step y, lower, upper, point
+    results.figure("coverage_vs_length")  # a matplotlib Figure (names: results.figure_names)
+    results.to_html("report.html")        # the self-contained HTML report
+
+:func:`run` and :func:`load_results` are what ``pibench run`` and ``pibench report``
+do; the command line prints what they return.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from pibench.benchmarks.runner import RunReport
+    from pibench.reports.figures.results import StoredResults
+
+
+@dataclass
+class Results:
+    """The finished tasks of one results folder: the records the tables show (current code, not tampered)."""
+
+    results_dir: Path
+    records: list[dict]
+    #: one line per stored file the tables leave out, and why (stale, tampered, unreadable)
+    left_out: list[str] = field(default_factory=list)
+    #: what :func:`run` did (tasks run, skipped, failed); None from :func:`load_results`
+    run_report: RunReport | None = None
+
+    @cached_property
+    def summary(self) -> pd.DataFrame:
+        """One row per task (seed), the columns of ``summary.csv``."""
+        from pibench.reports.summary import summary_frame
+
+        return summary_frame(self.records)
+
+    @cached_property
+    def _stored(self) -> StoredResults:
+        from pibench.benchmarks.store import ResultsStore
+        from pibench.reports.figures.results import StoredResults
+
+        return StoredResults(self.records, ResultsStore(self.results_dir).predictions)
+
+    def predictions(self, task: str | dict) -> pd.DataFrame:
+        """The per-step (series) or per-sequence-and-horizon (sets) predictions of a task, by id or record."""
+        task_id = task["task_id"] if isinstance(task, dict) else str(task)
+        if task_id not in {r["task_id"] for r in self.records}:
+            raise KeyError(f"no finished task {task_id!r} in {self.results_dir}; ids are in results.records.")
+        return self._stored.predictions(task_id)
+
+    def figure_specs(self) -> dict:
+        """name -> :class:`~pibench.reports.figures.catalog.FigureSpec` (name, caption, draw) of every figure
+        these results have data for, in report order."""
+        from pibench.reports.figures.catalog import available_figures
+
+        return {spec.name: spec for spec in available_figures(self._stored)}
+
+    @property
+    def figure_names(self) -> list[str]:
+        """The figures these results have data for (``pibench plot`` lists the same)."""
+        return list(self.figure_specs())
+
+    def figure_name(self, name: str) -> str:
+        """The one figure called ``name``, or the one of that kind (e.g. ``"tradeoff"``)."""
+        specs = self.figure_specs()
+        matches = [n for n in specs if n == name or n.split("-")[0] == name]
+        if len(matches) != 1:
+            raise ValueError(f"figure {name!r} {'is ambiguous' if matches else 'is not in this store'}; "
+                             f"give one of: {', '.join(matches or specs) or 'none'} (`pibench plot` lists them).")
+        return matches[0]
+
+    def figure(self, name: str) -> Figure:
+        """Draw a figure (a matplotlib Figure) by name or kind (:meth:`figure_name`)."""
+        return self.figure_specs()[self.figure_name(name)].draw()
+
+    def tables(self) -> str:
+        """The report's markdown: the summary table, conditional coverage, the paper's tables where they
+        apply, failed tasks and the stored files left out."""
+        from pibench.benchmarks.provenance import code_version
+        from pibench.reports.paper_tables import fesp_tables, order_selection_table, set_suites, sets_table
+        from pibench.reports.summary import conditional_table, failures, markdown_table
+
+        frame = self.summary
+        sections = [markdown_table(frame), conditional_table(frame), fesp_tables(frame),
+                    *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
+                    *(sets_table(frame, suite) for suite in set_suites(frame))]
+        failed = failures(frame)
+        if failed:
+            sections.append(f"### Failed tasks ({len(failed)})\n\n" + "".join(f"- {line}\n" for line in failed))
+        older = sorted({r["identity"]["code"] for r in self.records} - {code_version()})
+        if older:
+            sections.append(f"_Some rows were computed by other pibench code ({', '.join(older)}; current "
+                            f"{code_version()}): rerun their suite to refresh them._\n")
+        if self.left_out:
+            sections.append(f"### Not in the tables ({len(self.left_out)} stored file(s))\n\n"
+                            + "".join(f"- {line}\n" for line in self.left_out))
+        return "\n".join(t for t in sections if t)
+
+    def to_html(self, path: str | Path, title: str | None = None) -> Path:
+        """Write the self-contained HTML report (tables and every figure inline) to ``path``."""
+        from pibench.reports.html import build_report
+
+        page, _ = build_report(self._stored, self.tables(), title=title or f"pibench report: {self.results_dir}")
+        path = Path(path)
+        path.write_text(page)
+        return path
+
+
+def load_results(results_dir: str | Path = "results") -> Results:
+    """The results a finished (or partly finished) run left in ``results_dir``."""
+    from pibench.benchmarks.provenance import code_version
+    from pibench.benchmarks.store import ResultsStore, check_results_dir
+    from pibench.reports.selection import select_current
+
+    check_results_dir(str(results_dir), for_writing=False)
+    records, unreadable = ResultsStore(results_dir).scan()
+    current, superseded = select_current(records, code_version())
+    left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
+    left_out += [f"task {s.task_id}: {s.reason}" for s in superseded]
+    return Results(Path(results_dir), current, left_out)
+
+
+def suite_tasks(suite: str | Path | None = None, *, methods: list[str] | None = None,
+                datasets: list[str] | None = None, seeds: list[int] | None = None,
+                quick: bool = False) -> tuple[dict, list]:
+    """(the suite as loaded, its tasks): what :func:`run` would run, checked, nothing computed."""
+    from pibench.benchmarks.suite import build_tasks, load_suite
+
+    loaded = load_suite(None if suite is None else str(suite), quick=quick)
+    return loaded, build_tasks(loaded, methods=methods, datasets=datasets, seeds=seeds)
+
+
+def run(suite: str | Path | None = None, *, methods: list[str] | None = None, datasets: list[str] | None = None,
+        seeds: list[int] | None = None, quick: bool = False, jobs: int = 1, threads: int = 1,
+        device: str | None = None, backend: str = "loky", scheduler: str | None = None,
+        results_dir: str | Path = "results", data_dir: str | Path | None = None, progress: bool = True) -> Results:
+    """Run a suite (a built-in name or a TOML file; default: the built-in synthetic ``default``) and return
+    its results; finished tasks are kept, so a second call only computes what is missing.
+
+    ``methods`` / ``datasets`` / ``seeds`` slice or extend the suite as on the command line
+    (``"csv:PATH:TARGET"`` adds your file); ``jobs`` parallel workers, ``device`` 'cpu', 'cuda' or
+    'auto' (default: the suite's), ``backend`` 'loky' or 'dask'. Bad input raises ValueError before any work.
+    """
+    from pibench.benchmarks.runner import run_tasks
+
+    for name, value in (("jobs", jobs), ("threads", threads)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
+    loaded, tasks = suite_tasks(suite, methods=methods, datasets=datasets, seeds=seeds, quick=quick)
+    report = run_tasks(tasks, str(results_dir), n_jobs=jobs, data_dir=None if data_dir is None else str(data_dir),
+                       threads=threads, progress=progress, device=device or loaded.get("device", "cpu"),
+                       backend=backend, scheduler=scheduler)
+    results = load_results(results_dir)
+    results.run_report = report
+    return results

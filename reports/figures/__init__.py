@@ -1,0 +1,1 @@
+"""Figures drawn from stored results (no method runs): catalog, one module per kind of figure."""
