@@ -2,6 +2,7 @@
 
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -27,9 +28,15 @@ def _clean_env(**extra) -> dict:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
+    """The wheel of the source alone (a copy without build/ or egg-info leftovers, which setuptools would
+    otherwise pack again)."""
+    source, out = tmp_path_factory.mktemp("source"), tmp_path_factory.mktemp("wheel")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for folder in (*PROJECT_FOLDERS, "pibench"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                            "--no-index", "-w", str(out), str(ROOT)], capture_output=True, text=True, timeout=300,
+                            "--no-index", "-w", str(out), str(source)], capture_output=True, text=True, timeout=300,
                            cwd=out)
     if build.returncode != 0 and "setuptools" in build.stderr:
         pytest.skip(f"this environment's setuptools cannot build pibench offline: {build.stderr[-200:]}")
@@ -85,7 +92,7 @@ def test_the_api_returns_what_the_cli_prints(tmp_path, capsys):
     from pibench.benchmarks.cli import main
 
     results = run(methods=["aci", "oracle"], seeds=[0], results_dir=tmp_path / "r", progress=False)
-    assert isinstance(results, Results) and len(results.run_report.executed) == 3  # aci x 2 gammas, oracle
+    assert isinstance(results, Results) and len(results.run_report.executed) == 4  # aci: 2 gammas + normalized; oracle
     summary = results.summary
     assert isinstance(summary, pd.DataFrame) and set(summary["method"]) == {"aci", "oracle"}
     saved = pd.read_csv(tmp_path / "r" / "summary.csv")
@@ -100,7 +107,7 @@ def test_the_api_returns_what_the_cli_prints(tmp_path, capsys):
     # load_results gives the same from the finished store; a second run computes nothing
     again = load_results(tmp_path / "r")
     assert again.summary.equals(summary) and again.run_report is None
-    assert run(methods=["aci", "oracle"], seeds=[0], results_dir=tmp_path / "r", progress=False).run_report.skipped == 3
+    assert run(methods=["aci", "oracle"], seeds=[0], results_dir=tmp_path / "r", progress=False).run_report.skipped == 4
     # figures and the report
     assert "conditional_coverage" in " ".join(results.figure_names)
     fig = results.figure("conditional_coverage")
