@@ -84,16 +84,18 @@ def _report(args: argparse.Namespace) -> int:
     if args.figures:
         _write_figures(results, args.figures)
     if args.html:
-        html_path = results.to_html(Path(args.results_dir) / "report.html")
-        print(f"wrote {html_path} ({len(results.figure_names)} figure(s): {', '.join(results.figure_names) or 'none'})")
+        page, names = results.html_page()
+        html_path = Path(args.results_dir) / "report.html"
+        html_path.write_text(page)
+        print(f"wrote {html_path} ({len(names)} figure(s): {', '.join(names) or 'none'})")
     return 0
 
 
 def _write_figures(results, folder: str) -> None:
     from pibench.reports.figures.catalog import close, save_figure
 
-    for name in results.figure_names:
-        fig = results.figure(name)
+    for name, spec in results.figure_specs().items():
+        fig = spec.draw()
         if fig is not None:
             paths = save_figure(fig, folder, name)
             close(fig)

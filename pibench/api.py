@@ -5,7 +5,7 @@
     results = run(suite="default", seeds=[0], results_dir="results")
     results.summary                       # one row per task: coverage, lengths, ... (the CLI's table)
     results.predictions(results.records[0]["task_id"])   # per-step y, lower, upper, point
-    results.figure("coverage_vs_length")  # a matplotlib Figure (names: results.figure_names)
+    results.figure("conditional_coverage")  # a matplotlib Figure (names: results.figure_names)
     results.to_html("report.html")        # the self-contained HTML report
 
 :func:`run` and :func:`load_results` are what ``pibench run`` and ``pibench report``
@@ -57,7 +57,7 @@ class Results:
         task_id = task["task_id"] if isinstance(task, dict) else str(task)
         if task_id not in {r["task_id"] for r in self.records}:
             raise KeyError(f"no finished task {task_id!r} in {self.results_dir}; ids are in results.records.")
-        return self._stored.predictions(task_id)
+        return self._stored.predictions(task_id).copy()  # the caller may change it; the cache stays
 
     def figure_specs(self) -> dict:
         """name -> :class:`~pibench.reports.figures.catalog.FigureSpec` (name, caption, draw) of every figure
@@ -107,13 +107,16 @@ class Results:
                             + "".join(f"- {line}\n" for line in self.left_out))
         return "\n".join(t for t in sections if t)
 
-    def to_html(self, path: str | Path, title: str | None = None) -> Path:
-        """Write the self-contained HTML report (tables and every figure inline) to ``path``."""
+    def html_page(self, title: str | None = None) -> tuple[str, list[str]]:
+        """(the self-contained HTML report: tables and every figure inline, the names of the figures it embeds)."""
         from pibench.reports.html import build_report
 
-        page, _ = build_report(self._stored, self.tables(), title=title or f"pibench report: {self.results_dir}")
+        return build_report(self._stored, self.tables(), title=title or f"pibench report: {self.results_dir}")
+
+    def to_html(self, path: str | Path, title: str | None = None) -> Path:
+        """Write the self-contained HTML report (:meth:`html_page`) to ``path``."""
         path = Path(path)
-        path.write_text(page)
+        path.write_text(self.html_page(title)[0])
         return path
 
 

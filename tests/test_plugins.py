@@ -1,5 +1,8 @@
 """A method from another package registers through the `pibench.methods` entry point."""
 
+import os
+import subprocess
+import sys
 from importlib.metadata import EntryPoint
 
 import numpy as np
@@ -15,7 +18,7 @@ import numpy as np
 from pibench.methods.base import Interval, IntervalMethod
 
 class LastValue(IntervalMethod):
-    """Random-walk forecast with a fixed half-width."""
+    """Random-walk forecast with a fixed half-width (a plugin)."""
     name = "last_value"
 
     def __init__(self, alpha=0.1, random_state=0, half_width=1.0):
@@ -67,3 +70,25 @@ def test_register_rejects_a_name_clash():
     catalog.available_methods()
     with pytest.raises(ValueError, match="already registered"):
         base.register(Clash)
+
+
+def test_a_plugin_distribution_is_listed_and_runs(tmp_path):
+    """A tiny installed distribution (its module and dist-info with the entry point) on the path of a
+    fresh interpreter: `pibench list` shows its method and a run uses it."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "pibench_plugin_demo.py").write_text(PLUGIN)
+    info = site / "pibench_plugin_demo-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pibench-plugin-demo\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[pibench.methods]\nlast_value = pibench_plugin_demo:LastValue\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    listed = subprocess.run([sys.executable, "-m", "pibench", "list"], capture_output=True, text=True,
+                            cwd=tmp_path, env=env, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert "last_value" in listed.stdout and "a plugin" in listed.stdout
+    done = subprocess.run([sys.executable, "-m", "pibench", "run", "--methods", "last_value", "--seeds", "0",
+                           "--no-progress", "--results-dir", "r"], capture_output=True, text=True, cwd=tmp_path,
+                          env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| last_value |" in done.stdout
