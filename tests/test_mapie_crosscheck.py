@@ -196,7 +196,7 @@ def test_enbpi_agrees_with_mapies_resamples(monkeypatch, alpha, block_length):
     first = problem.window(0, 101)
     idx = np.stack([train for train, _ in reg.cv.split(first.X[:, 0, :])])
     assert idx.shape == (20, 101 if block_length == 1 else (101 // block_length + 1) * block_length)
-    monkeypatch.setattr(methods.enbpi, "bootstrap_indices", lambda n, n_models, rng, block_length=1: idx)
+    monkeypatch.setattr(enbpi_module, "bootstrap_indices", lambda n, n_models, rng, block_length=1: idx)
 
     # MAPIE's width is the k-th smallest of n residuals: pibench's linear quantile at level (k-1)/(n-1).
     n = 101
