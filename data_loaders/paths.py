@@ -63,15 +63,15 @@ DATASET_FILES: dict[str, DataFile] = {
     "eeg": DataFile(
         dataset_key="eeg",
         folder="eeg_uci_smni_cmi",
-        filename="eeg_smni_cmi_16subj_kaggle_subset.npz",
+        filename="eeg_smni_cmi_control_20subj.npz",
         url=None,
-        sha256="b787ed76b135c6cde29bbd12192d2937386edb7817ed9e8400f09fff2f2ab4c3",
+        sha256="3f164ae40650788bfd648ea20140f4f7cac06b09f19f31742c5f10460cad5597",
         instructions=(
-            "This file is derived (a 16-subject subset of the UCI EEG database, "
-            "converted from the Kaggle CSV re-export) and has no public download: "
-            "copy it from the project's shared data folder "
-            "(eeg_uci_smni_cmi/eeg_smni_cmi_16subj_kaggle_subset.npz), or see that "
-            "folder's SOURCE.md."
+            "This file is derived (the 10 control subjects of the UCI EEG database's large set, "
+            "converted from the raw trial files) and has no public download: copy "
+            "eeg_uci_smni_cmi/eeg_smni_cmi_control_20subj.npz from the project's shared data folder "
+            "(its SOURCE.md says how it was built). The older 16-subject file "
+            "eeg_smni_cmi_16subj_kaggle_subset.npz is no longer read: it lacks 4 subjects."
         ),
     ),
     "mimic": DataFile(

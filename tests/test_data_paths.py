@@ -32,7 +32,7 @@ def test_table_entries() -> None:
     assert fesp.url and fesp.url.startswith("https://raw.githubusercontent.com/")
     assert DATASET_FILES["covid"].relpath == Path("uk_covid_ltla/covid_ltla_newcases_380x150.csv")
     assert DATASET_FILES["eeg"].relpath == Path(
-        "eeg_uci_smni_cmi/eeg_smni_cmi_16subj_kaggle_subset.npz"
+        "eeg_uci_smni_cmi/eeg_smni_cmi_control_20subj.npz"
     )
     assert DATASET_FILES["mimic"].relpath == Path("mimic3_format_only/mimic_wbc.csv")
     for key, df in DATASET_FILES.items():

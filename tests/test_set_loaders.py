@@ -62,13 +62,14 @@ def test_covid_validation(tmp_path):
 # ----------------------------------------------------------------------------------- eeg
 
 
-def test_eeg_control_trials_resampled_and_deduplicated(shared_data_dir):
+def test_eeg_has_the_papers_counts_and_drops_duplicates_on_request(shared_data_dir):
     if not _has(shared_data_dir, "eeg"):
         pytest.skip("EEG file not staged")
     p = eeg_problem(data_dir=shared_data_dir)
-    # 233 control TRAIN trials x 64 channels = 14,912; 20% calibration; 240 - 17 duplicated TEST trials
-    assert (p.train.n, p.calibration.n, p.test.n) == (11930, 2982, 223 * 64)
-    assert p.metadata["dropped_duplicate_test_trials"] == 17
+    # 300 control trials x 64 channels = 19,200 per split (the paper's counts); 20% of TRAIN calibrates
+    assert (p.train.n + p.calibration.n, p.test.n) == (19200, 19200)
+    assert (p.train.n, p.calibration.n) == (15360, 3840)
+    assert p.metadata["dropped_duplicate_test_trials"] == 0 and p.metadata["test_trials"] == 300
     assert p.train.x.shape[1:] == (40, 1) and p.horizon == 10
     with np.load(shared_data_dir / DATASET_FILES["eeg"].relpath) as z:
         first_control = z["test_values"][z["test_subject_class"] == "c"][0]
@@ -77,6 +78,23 @@ def test_eeg_control_trials_resampled_and_deduplicated(shared_data_dir):
     again = eeg_problem(data_dir=shared_data_dir)
     np.testing.assert_array_equal(again.calibration.y, p.calibration.y)
     assert not np.array_equal(eeg_problem(data_dir=shared_data_dir, replicate=1).calibration.y, p.calibration.y)
+    # the 17 TEST trials identical to a TRAIN trial of the same subject and number, left out on request
+    deduplicated = eeg_problem(data_dir=shared_data_dir, drop_duplicate_trials=True)
+    assert deduplicated.metadata["dropped_duplicate_test_trials"] == 17
+    assert deduplicated.test.n == 283 * 64 == 18112
+    np.testing.assert_array_equal(deduplicated.train.y, p.train.y)  # only the test set changes
+    kept = {tuple(row) for row in np.round(deduplicated.test.y, 9)}
+    train_rows = {tuple(row) for row in np.round(np.r_[p.train.y, p.calibration.y], 9)}
+    assert not kept & train_rows and {tuple(row) for row in np.round(p.test.y, 9)} & train_rows
+
+
+def test_the_old_eeg_file_is_named_in_the_error(tmp_path):
+    old = tmp_path / "eeg_uci_smni_cmi" / "eeg_smni_cmi_16subj_kaggle_subset.npz"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"")
+    with pytest.raises(ValueError, match="eeg_smni_cmi_control_20subj.npz") as error:
+        eeg_problem(data_dir=tmp_path)
+    assert "16subj_kaggle_subset.npz is no longer read" in str(error.value)
 
 
 def test_eeg_validation(tmp_path):

@@ -72,6 +72,10 @@ class DenseCurvature:
         """G (m, H, R) -> (m, H): g' A^+ g for every row and output."""
         return ((G @ self.a_inv) * G).sum(-1)
 
+    def cross_forms(self, G: torch.Tensor) -> torch.Tensor:
+        """G (m, H, R) -> (m, H, H): G A^+ G' for every row (its diagonal is :meth:`quadratic_forms`)."""
+        return (G @ self.a_inv) @ G.transpose(1, 2)
+
 
 @dataclass
 class MatrixFreeCurvature:
@@ -169,3 +173,9 @@ class MatrixFreeCurvature:
         flat = G.reshape(m * H, R)
         Z = self.solve(flat.T)  # (R, m H)
         return (flat * Z.T).sum(-1).reshape(m, H) * self.factor
+
+    def cross_forms(self, G: torch.Tensor) -> torch.Tensor:
+        """G (m, H, R) -> (m, H, H): G A^{-1} G' for every row, one solve per (row, output)."""
+        m, H, R = G.shape
+        Z = self.solve(G.reshape(m * H, R).T)  # (R, m H)
+        return (G @ Z.T.reshape(m, H, R).transpose(1, 2)) * self.factor

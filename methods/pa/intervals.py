@@ -16,6 +16,9 @@ model; pruned entries are held fixed at exactly 0 (whatever the module stores).
 * varsigma2_h(x) = g_h' A^{-1} g_h with g_h = d mu_h(x) / d gamma   (diagonal of G' A^{-1} G)
 * interval_h: mu_h(x) +/- z_{alpha/(2H)} sqrt(varsigma2_h(x) / n + sigma2_hat_h)
   (Bonferroni over the H horizons, so joint coverage >= 1 - alpha; H = 1 gives z_{alpha/2}).
+  Beyond the paper, the joint band uses the whole H x H covariance G' A^{-1} G / n + S, S the
+  training residuals' covariance (the horizons' errors are correlated), and the quantile of the
+  max of the correlated normal (:mod:`pibench.methods.pa.joint_band`).
 
 Normalisation (decided by the OLS test in tests/test_pa_intervals.py). SPEC §3.1 reads
 ``varsigma2/(n - R) + sigma2_hat`` with ``sigma2_hat = RSS/(n - R - 1)``. For a linear
@@ -60,6 +63,7 @@ from torch.func import functional_call, grad, jacrev, vmap
 from pibench.data_loaders.validation import check_alpha
 from pibench.methods.device import current_device
 from pibench.methods.pa.curvature import DenseCurvature, MatrixFreeCurvature, dense_bytes, memory_budget
+from pibench.methods.pa.joint_band import correlation, max_abs_normal_quantiles
 
 HessianKind = Literal["auto", "exact", "ggn"]
 CurvatureKind = Literal["auto", "dense", "matrix_free"]
@@ -276,6 +280,8 @@ class AsymptoticNormalIntervals:
     diagnostics: dict = field(default_factory=dict)
     chunk_size: int | None = 256
     vmap_chunk: int | None = 512
+    #: (H, H) the training residuals' covariance, sum_i r_i r_i' / dof: its diagonal is sigma2_hat (joint band)
+    noise_covariance: np.ndarray | None = None
 
     @property
     def n_outputs(self) -> int:
@@ -296,6 +302,30 @@ class AsymptoticNormalIntervals:
         var_mu = varsigma2.clamp_min(0.0) / self.n_train
         var_total = var_mu + torch.as_tensor(self.sigma2_hat, device=var_mu.device)[None, :]
         return point.cpu().numpy(), var_mu.cpu().numpy(), var_total.cpu().numpy()
+
+    def predictive_covariance(self, X) -> tuple[np.ndarray, np.ndarray]:
+        """(point (m, H), covariance (m, H, H)): G A^{-1} G' / n + S, the asymptotic covariance of the H outputs
+        of each row, S the training residuals' covariance (``noise_covariance``; its diagonal is sigma2_hat, so
+        the diagonal here is ``var_total`` of :meth:`predictive_variance`)."""
+        X = _as_double(X, self.theta.device)
+        with torch.no_grad():
+            point = self.flat.forward(self.theta, X)
+        parts = []
+        for sl in _chunks(X.shape[0], self.chunk_size):
+            G = self.flat.jacobian(self.theta, X[sl], chunk_size=None, vmap_chunk=self.vmap_chunk)
+            parts.append(self.curvature.cross_forms(G))
+        cov = torch.cat(parts) / self.n_train
+        cov = cov + torch.as_tensor(self.noise_covariance, device=cov.device, dtype=cov.dtype)[None]
+        return point.cpu().numpy(), cov.cpu().numpy()
+
+    def predict_joint(self, X, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(point, lower, upper), each (m, H): the simultaneous band mu_h(x) -/+ c(x) sqrt(Sigma_hh(x)), c(x) the
+        (1 - alpha) quantile of max_h |Z_h| under the correlation of Sigma(x) (:mod:`pibench.methods.pa.joint_band`):
+        joint coverage 1 - alpha under the asymptotics."""
+        point, cov = self.predictive_covariance(X)
+        c = max_abs_normal_quantiles(correlation(cov), check_alpha(alpha))
+        half = c[:, None] * np.sqrt(np.diagonal(cov, axis1=1, axis2=2))
+        return point, point - half, point + half
 
     def critical_value(self, alpha: float) -> float:
         """z_{alpha/(2H)}: Bonferroni over the H outputs."""
@@ -385,7 +415,9 @@ def fit_asymptotic_normal(
         mu = torch.cat([flat.forward(theta, X[sl]) for sl in _chunks(n, chunk_size)])
     if mu.shape != Y.shape:
         raise ValueError(f"model output has shape {tuple(mu.shape)} (as (m, H)), y_train {tuple(Y.shape)}")
-    rss = (Y - mu).square().sum(0)
+    residuals = Y - mu
+    rss = residuals.square().sum(0)
+    cross = residuals.T @ residuals  # (H, H): its diagonal is rss; over dof, the noise covariance
     if not bool(torch.all(rss > 0)):
         raise ValueError("zero training residuals: sigma2_hat = 0")
     sigma2_ml = rss / n  # builds A; rescaled below once the rank is known
@@ -399,6 +431,7 @@ def fit_asymptotic_normal(
         return AsymptoticNormalIntervals(
             flat=flat, theta=theta, curvature=solver, sigma2_hat=(rss / dof).cpu().numpy(), n_train=n,
             n_kept=R, single_output=single, chunk_size=chunk_size, vmap_chunk=vmap_chunk,
+            noise_covariance=(cross / dof).cpu().numpy(),
             diagnostics={"hessian": "ggn", "curvature": "matrix-free", "exact_not_pd": False, "fallback": None,
                          "rank": rank, "rank_assumed": True, "cg": solver.stats},
         )
@@ -424,6 +457,6 @@ def fit_asymptotic_normal(
     diagnostics = {"hessian": kind, "curvature": "dense", "exact_not_pd": exact_not_pd, **info}
     return AsymptoticNormalIntervals(
         flat=flat, theta=theta, curvature=DenseCurvature(a_inv), sigma2_hat=sigma2.cpu().numpy(), n_train=n,
-        n_kept=R, single_output=single, diagnostics=diagnostics,
+        n_kept=R, single_output=single, diagnostics=diagnostics, noise_covariance=(cross / dof).cpu().numpy(),
         chunk_size=chunk_size, vmap_chunk=vmap_chunk,
     )

@@ -16,7 +16,7 @@ import torch
 from pibench.data_loaders.problems import SetData
 from pibench.methods.base import IntervalMethod
 from pibench.methods.forecasters.scaling import Standardizer
-from pibench.methods.param_checks import positive, positive_int
+from pibench.methods.param_checks import non_negative_int, positive, positive_int
 from pibench.methods.sequence.losses import mse_loss
 from pibench.methods.sequence.network import SequenceNet
 from pibench.methods.sequence.train import train_network
@@ -28,15 +28,18 @@ class SequenceMethod(IntervalMethod):
     shape = "set"
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 20, epochs: int = 100,
-                 lr: float = 0.01, batch_size: int = 150, standardize_target: bool = False):
+                 lr: float = 0.01, batch_size: int = 150, standardize_target: bool = False,
+                 steps_per_epoch: int = 0):
         super().__init__(alpha=alpha, random_state=random_state)
         self.hidden, self.epochs, self.lr, self.batch_size = hidden, epochs, lr, batch_size
         self.standardize_target = standardize_target
+        self.steps_per_epoch = steps_per_epoch  # 0: an epoch is one pass; k: k random minibatches (train.py)
 
     def _check_param_values(self) -> None:
         super()._check_param_values()
         for key in ("hidden", "epochs", "batch_size"):
             positive_int(key, getattr(self, key))
+        non_negative_int("steps_per_epoch", self.steps_per_epoch)
         positive("lr", self.lr)
 
     def _seed(self) -> int:
@@ -61,7 +64,8 @@ class SequenceMethod(IntervalMethod):
         x, y = self._scale(data)
         net = self._new_network(data, outputs_per_step, dropout)
         self.loss_history_ = train_network(net, x, y, loss_fn, epochs=self.epochs, lr=self.lr,
-                                           batch_size=self.batch_size, seed=self._seed())
+                                           batch_size=self.batch_size, seed=self._seed(),
+                                           steps_per_epoch=self.steps_per_epoch)
         return net.eval()
 
     def _to_raw(self, out: np.ndarray) -> np.ndarray:
