@@ -142,3 +142,31 @@ def test_pa_lstm_bonferroni_level_and_coverage(seasonal):
     assert joint >= 0.88  # measured 0.935-0.956
     diag = method.diagnostics()
     assert diag["kept_weights"] < diag["total_weights"]
+
+
+def test_random_minibatch_epochs_take_the_steps_they_are_given():
+    """steps_per_epoch = k: each epoch is k minibatches of batch_size random sequences (with replacement, so a
+    batch may exceed the data), drawn from the task's seed: CF-RNN's benchmark training of its baselines."""
+    x, y = torch.randn(30, 8, 1), torch.randn(30, 3)
+    batches = []
+
+    def counting_mse(pred, target):
+        batches.append(len(target))
+        return ((pred - target) ** 2).mean()
+
+    def trained(seed):
+        torch.manual_seed(0)
+        net = SequenceNet(1, 4, 3)
+        history = train_network(net, x, y, counting_mse, epochs=2, lr=0.01, batch_size=50, seed=seed,
+                                steps_per_epoch=7)
+        return net, history
+
+    net, history = trained(1)
+    assert len(history) == 2 and batches == [50] * 14
+    again, _ = trained(1)
+    other, _ = trained(2)
+    state, state_again, state_other = (n.state_dict() for n in (net, again, other))
+    assert all(torch.equal(state[k], state_again[k]) for k in state)
+    assert not all(torch.equal(state[k], state_other[k]) for k in state)
+    with pytest.raises(ValueError, match="steps_per_epoch=-1 must be a whole number >= 0"):
+        get_method("mqrnn")(steps_per_epoch=-1).check_params()

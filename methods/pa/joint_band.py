@@ -32,7 +32,7 @@ def correlation(covariance: np.ndarray) -> np.ndarray:
 
 
 def max_abs_normal_quantiles(corr: np.ndarray, alpha: float, n_draws: int = N_DRAWS, seed: int = DRAW_SEED,
-                             chunk: int = 32) -> np.ndarray:
+                             chunk: int = 8) -> np.ndarray:
     """(m,) the (1 - alpha) quantile of max_h |Z_h|, Z ~ N(0, corr[i]), for every (H x H) matrix in ``corr``."""
     corr = np.asarray(corr, dtype=float)
     m, H, _ = corr.shape
