@@ -29,10 +29,10 @@ def test_correlation_of_a_covariance():
 
 def test_the_joint_band_covers_at_its_level_where_bonferroni_over_covers():
     """Linear model, H = 5 outputs, noise with the correlation of an AR(1)'s multi-step errors (known law).
-    On 20,000 test points: joint coverage within 1.5 points of 90% (standard error 0.2), Bonferroni's
+    On 10,000 test points: joint coverage within 1.5 points of 90% (standard error 0.3), Bonferroni's
     above it and wider."""
     rng = np.random.default_rng(0)
-    n, m, p, H = 2000, 20000, 3, 5
+    n, m, p, H = 2000, 10000, 3, 5
     # errors e_h = sum_{j<=h} 0.8^(h-j) eta_j: strongly correlated across horizons
     mix = np.array([[0.8 ** (h - j) if j <= h else 0.0 for j in range(H)] for h in range(H)])
     beta = rng.normal(size=(p, H))
