@@ -58,6 +58,10 @@ def test_the_joint_band_covers_at_its_level_where_bonferroni_over_covers():
     assert abs(joint - 0.9) <= 0.015
     assert bonferroni > joint + 0.01  # measured about 0.94 against 0.90
     assert np.all(upper - lower < b_upper - b_lower)
+    # the covariance's diagonal is the variance the Bonferroni band uses
+    _, _, var_total = fitted.predictive_variance(torch.as_tensor(x_test[:50]))
+    _, cov = fitted.predictive_covariance(torch.as_tensor(x_test[:50]))
+    np.testing.assert_allclose(np.diagonal(cov, axis1=1, axis2=2), var_total, rtol=1e-10)
     # the noise covariance is the residuals' (its diagonal sigma2_hat), close to the true one
     np.testing.assert_allclose(np.diag(fitted.noise_covariance), fitted.sigma2_hat, rtol=1e-12)
     np.testing.assert_allclose(fitted.noise_covariance, mix @ mix.T, atol=0.15)

@@ -287,18 +287,23 @@ class AsymptoticNormalIntervals:
     def n_outputs(self) -> int:
         return int(self.sigma2_hat.shape[0])
 
-    def predictive_variance(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(point, var_mu, var_total), each (m, H): var_mu = varsigma2 / n, var_total = var_mu + sigma2_hat."""
+    def _point_and_forms(self, X, forms) -> tuple[torch.Tensor, torch.Tensor]:
+        """(mu(X), forms(G) over the rows), G (m, H, R) the Jacobians, one chunk at a time: bounded memory;
+        ``forms`` is the curvature's ``quadratic_forms`` (m, H) or ``cross_forms`` (m, H, H)."""
         X = _as_double(X, self.theta.device)  # where it was fitted, whatever the current device
         with torch.no_grad():
             point = self.flat.forward(self.theta, X)
         parts = []
-        for sl in _chunks(X.shape[0], self.chunk_size):  # G (m, H, R) one chunk at a time: bounded memory
+        for sl in _chunks(X.shape[0], self.chunk_size):
             G = self.flat.jacobian(self.theta, X[sl], chunk_size=None, vmap_chunk=self.vmap_chunk)
             if G.shape[1] != self.n_outputs:
                 raise ValueError(f"model returns {G.shape[1]} outputs, fitted with {self.n_outputs}")
-            parts.append(self.curvature.quadratic_forms(G))
-        varsigma2 = torch.cat(parts)
+            parts.append(forms(G))
+        return point, torch.cat(parts)
+
+    def predictive_variance(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(point, var_mu, var_total), each (m, H): var_mu = varsigma2 / n, var_total = var_mu + sigma2_hat."""
+        point, varsigma2 = self._point_and_forms(X, self.curvature.quadratic_forms)
         var_mu = varsigma2.clamp_min(0.0) / self.n_train
         var_total = var_mu + torch.as_tensor(self.sigma2_hat, device=var_mu.device)[None, :]
         return point.cpu().numpy(), var_mu.cpu().numpy(), var_total.cpu().numpy()
@@ -307,15 +312,8 @@ class AsymptoticNormalIntervals:
         """(point (m, H), covariance (m, H, H)): G A^{-1} G' / n + S, the asymptotic covariance of the H outputs
         of each row, S the training residuals' covariance (``noise_covariance``; its diagonal is sigma2_hat, so
         the diagonal here is ``var_total`` of :meth:`predictive_variance`)."""
-        X = _as_double(X, self.theta.device)
-        with torch.no_grad():
-            point = self.flat.forward(self.theta, X)
-        parts = []
-        for sl in _chunks(X.shape[0], self.chunk_size):
-            G = self.flat.jacobian(self.theta, X[sl], chunk_size=None, vmap_chunk=self.vmap_chunk)
-            parts.append(self.curvature.cross_forms(G))
-        cov = torch.cat(parts) / self.n_train
-        cov = cov + torch.as_tensor(self.noise_covariance, device=cov.device, dtype=cov.dtype)[None]
+        point, cross = self._point_and_forms(X, self.curvature.cross_forms)
+        cov = cross / self.n_train + torch.as_tensor(self.noise_covariance, device=cross.device, dtype=cross.dtype)
         return point.cpu().numpy(), cov.cpu().numpy()
 
     def predict_joint(self, X, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -417,7 +415,7 @@ def fit_asymptotic_normal(
         raise ValueError(f"model output has shape {tuple(mu.shape)} (as (m, H)), y_train {tuple(Y.shape)}")
     residuals = Y - mu
     rss = residuals.square().sum(0)
-    cross = residuals.T @ residuals  # (H, H): its diagonal is rss; over dof, the noise covariance
+    cross = residuals.T @ residuals  # (H, H): its diagonal is rss; over dof, the noise covariance S
     if not bool(torch.all(rss > 0)):
         raise ValueError("zero training residuals: sigma2_hat = 0")
     sigma2_ml = rss / n  # builds A; rescaled below once the rank is known
