@@ -29,7 +29,7 @@ def version_in(tree: Path, cwd: Path) -> str:
 def test_a_plain_checkout_not_installed_has_this_code_version(tmp_path):
     copy = tmp_path / "checkout"
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, copy / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / package, copy / package, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     version = version_in(copy, tmp_path)
     assert version == code_version() and "unknown" not in version
 
@@ -49,7 +49,7 @@ def test_a_pip_installed_tree_has_this_code_version(tmp_path):
 def test_the_version_changes_with_a_result_source(tmp_path):
     copy = tmp_path / "checkout"
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, copy / package, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / package, copy / package, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     assert "reports/metrics.py" in RESULT_SOURCES
     with open(copy / "reports" / "metrics.py", "a") as fh:
         fh.write("\n# a change\n")
