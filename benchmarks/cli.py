@@ -25,22 +25,21 @@ def _run(args: argparse.Namespace) -> int:
     from pibench.reports.summary import conditional_table, markdown_table
 
     suite, tasks = suite_tasks(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds,
-                               quick=args.quick)
+                               quick=args.quick, alpha=args.alpha)
     print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
-    results = run(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds, quick=args.quick,
-                  jobs=args.jobs, threads=args.threads, device=args.device, backend=args.backend,
+    results = run(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds, alpha=args.alpha,
+                  quick=args.quick, jobs=args.jobs, threads=args.threads, device=args.device, backend=args.backend,
                   scheduler=args.scheduler, results_dir=args.results_dir, data_dir=args.data_dir,
-                  progress=not args.no_progress)
+                  progress=not args.no_progress, errors="ignore")
     report = results.run_report
-    for line in report.skipped_datasets:
+    assert report is not None  # run() always reports
+    for line in report.notes:
         print(line)
     print(f"ran {len(report.executed)}, skipped {report.skipped} already finished; summary: {report.summary_path}")
     for line in report.redone:
         print(f"  ran again: {line}")
-    for record in report.failed:
-        first_line = (record["error"].strip() or "no message").splitlines()[0]
-        print(f"FAILED {record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}: "
-              f"{first_line}", file=sys.stderr)
+    for line in report.failure_lines():
+        print(f"FAILED {line}", file=sys.stderr)
     frame = results.summary
     print("\n".join(t for t in (markdown_table(frame), conditional_table(frame)) if t))
     return 1 if report.failed else 0
@@ -164,6 +163,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--methods", nargs="+", help="keep only these methods (names from `pibench list`)")
     run.add_argument("--datasets", nargs="+", help="keep only these datasets; csv:PATH:TARGET adds your own")
     run.add_argument("--seeds", nargs="+", type=int, help="replicate seeds (default: the suite's)")
+    run.add_argument("--alpha", nargs="+", type=float, metavar="LEVEL",
+                     help="miscoverage level(s), e.g. 0.1 for 90%% intervals or 0.05 0.1 0.2 for three (default: "
+                          "the suite's)")
     run.add_argument("-j", "--jobs", type=positive_int, default=1,
                      help="parallel workers (joblib processes; default 1; e.g. -j $(nproc))")
     run.add_argument("--threads", type=positive_int, default=1, help="BLAS/torch threads per task (default 1)")

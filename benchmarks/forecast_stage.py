@@ -112,5 +112,6 @@ def load_forecasts(plan: ForecastPlan, results_dir: str | os.PathLike) -> Precom
             parts.append(PrecomputedForecasts.load(path))
         except Exception as exc:
             path.unlink(missing_ok=True)
-            raise RuntimeError(f"shared base fits {path} were unreadable ({exc}); removed, rerun to recompute.") from exc
+            raise RuntimeError(
+                f"shared base fits {path} were unreadable ({exc}); removed, rerun to recompute.") from exc
     return PrecomputedForecasts.concat(parts)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -88,8 +89,8 @@ def figure_train(args: argparse.Namespace) -> None:
 
 def figure_aci(args: argparse.Namespace) -> None:
     from pibench.data_loaders.problems import SeriesData
+    from pibench.methods.aci import ACI
     from pibench.methods.calibration.aci import aci_online
-    from pibench.methods.catalog import get_method
     from pibench.methods.mapie_methods import MapieACI
 
     rng = np.random.default_rng(0)
@@ -100,7 +101,7 @@ def figure_aci(args: argparse.Namespace) -> None:
     gammas = np.asarray(GAMMA_GRID)
     # pibench: the linear base fitted on the first half, scores on the second, all gammas at once
     tic = time.perf_counter()
-    base = get_method("aci")(alpha=0.1, base="linear").fit(window)
+    base = ACI(alpha=0.1, base="linear").fit(window)
     aci_online(base.window_fit_.predict(x[2 * n :]), y[2 * n :], base.sorted_scores_, 0.1, gammas)
     ours = time.perf_counter() - tic
     # MAPIE: the same prefit linear model and split, one TimeSeriesRegressor per gamma, step by step
@@ -133,8 +134,11 @@ def figure_online(args: argparse.Namespace) -> None:
           " daily (linear here, the same for every method); seconds of the online loop (predict + update):")
     seconds = {}
     for name in ONLINE_METHODS:
-        params = {"scorecaster": "theta"} if name == "conformal_pid" and args.scorecaster else {}
-        out = run_series(problem, get_method(name)(alpha=0.1, base="linear", **params), kind="online", window=1089)
+        # each method's own keyword parameters: the registry only knows the IntervalMethod constructor
+        params: dict[str, Any] = {"alpha": 0.1, "base": "linear"}
+        if name == "conformal_pid" and args.scorecaster:
+            params["scorecaster"] = "theta"
+        out = run_series(problem, get_method(name)(**params), kind="online", window=1089)
         seconds[name] = out.predict_seconds
         print(f"    {name:<17} {out.predict_seconds:7.2f} s  = {1e6 * out.predict_seconds / problem.n_test:8.0f} us per"
               f" day (24 hours)   x{out.predict_seconds / seconds['aci']:5.1f} ACI's")

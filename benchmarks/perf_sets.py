@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 
 from pibench.benchmarks.protocols import run_set
 from pibench.benchmarks.suite import build_tasks, load_suite
+from pibench.data_loaders.problems import SetProblem
 from pibench.data_loaders.registry import load_dataset
 from pibench.methods.catalog import get_method
 
@@ -32,15 +33,19 @@ from pibench.methods.catalog import get_method
 def fit_and_predict_seconds(quick: bool, data_dir: str | None) -> None:
     suite = load_suite("sets", quick=quick)
     print(f"(a) seconds per fit and per prediction, seed 0, suite 'sets'{' (quick)' if quick else ''}:")
-    problems = {}
+    problems: dict[str, SetProblem] = {}
     for task in build_tasks(suite, datasets=["eeg", "covid"], seeds=[0]):
         c = task.config
         name = c["dataset"]["name"]
         if name not in problems:
-            problems[name] = load_dataset(name, c["dataset"]["params"], replicate=0, data_dir=data_dir)
+            problem = load_dataset(name, c["dataset"]["params"], replicate=0, data_dir=data_dir)
+            if not isinstance(problem, SetProblem):
+                raise TypeError(f"dataset {name!r} is not a sets-of-sequences problem.")
+            problems[name] = problem
         method = get_method(c["method"]["name"])(alpha=c["alpha"], random_state=0, **c["method"]["params"])
         out = run_set(problems[name], method)
-        print(f"    {name:<6} {c['method']['name']:<8} fit {out.fit_seconds:7.1f} s   predict {out.predict_seconds:6.1f} s")
+        print(f"    {name:<6} {c['method']['name']:<8} fit {out.fit_seconds:7.1f} s"
+              f"   predict {out.predict_seconds:6.1f} s")
 
 
 def adam_step_seconds(steps: int = 20, seeds: int = 5, hidden: int = 20, length: int = 40, batch: int = 150) -> None:
@@ -59,8 +64,8 @@ def adam_step_seconds(steps: int = 20, seeds: int = 5, hidden: int = 20, length:
 
     apart = sum(timed(torch.nn.LSTM(1, hidden, batch_first=True), torch.nn.Linear(hidden, 10), x)
                 for _ in range(seeds))
-    together = timed(torch.nn.LSTM(seeds, seeds * hidden, batch_first=True), torch.nn.Linear(seeds * hidden, 10 * seeds),
-                     x.repeat(1, 1, seeds))
+    together = timed(torch.nn.LSTM(seeds, seeds * hidden, batch_first=True),
+                     torch.nn.Linear(seeds * hidden, 10 * seeds), x.repeat(1, 1, seeds))
     print(f"(b) one Adam step, batch {batch}, {length} steps: {seeds} x LSTM-{hidden} apart {1e3 * apart:.1f} ms, "
           f"one block-diagonal LSTM-{seeds * hidden} {1e3 * together:.1f} ms (ratio {apart / together:.2f})")
 

@@ -15,14 +15,16 @@ import json
 from typing import NamedTuple
 
 from pibench.benchmarks.protocols import check_protocol, series_schedule
-from pibench.benchmarks.provenance import code_version, plugin_source
+from pibench.benchmarks.provenance import code_version
+from pibench.benchmarks.shipping import ship
 from pibench.benchmarks.suite import Task, check_runner_set
 from pibench.data_loaders.fingerprint import problem_fingerprint, source_files
 from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import Problem, SeriesProblem
 from pibench.data_loaders.registry import load_dataset
-from pibench.methods.base import IntervalMethod
+from pibench.methods.base import IntervalMethod, NotApplicable, register
 from pibench.methods.catalog import get_method
+from pibench.methods.code_identity import method_code_identity, reload_if_stale, snapshots
 
 
 class SetupError(ValueError):
@@ -34,10 +36,12 @@ class SetupError(ValueError):
         super().__init__(head + ("\n  " if len(problems) > 1 else " ") + "\n  ".join(problems))
 
 
-def build_method(name: str, params: dict, alpha: float, seed: int) -> IntervalMethod:
-    """Instantiate a registered method; unknown or runner-set parameters give a ValueError with the fix."""
+def build_method(name: str, params: dict, alpha: float, seed: int, cls: type[IntervalMethod] | None = None
+                 ) -> IntervalMethod:
+    """Instantiate a registered method (or ``cls``, the class a task carries); unknown or runner-set
+    parameters give a ValueError with the fix."""
     check_runner_set(name, params)
-    cls = get_method(name)
+    cls = get_method(name) if cls is None else cls
     valid = cls._param_names()
     unknown = sorted(set(params) - set(valid))
     if unknown:
@@ -45,9 +49,31 @@ def build_method(name: str, params: dict, alpha: float, seed: int) -> IntervalMe
     return cls(**{**params, "alpha": alpha, "random_state": seed})
 
 
+def task_method_class(task: Task) -> type[IntervalMethod]:
+    """The class that computes the task: the one it was bound with (a method defined outside pibench),
+    else pibench's own by name."""
+    return task.method_class.cls if task.method_class is not None else get_method(task.config["method"]["name"])
+
+
 def task_method(task: Task) -> IntervalMethod:
     c = task.config
-    return build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed)
+    return build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed,
+                        task_method_class(task))
+
+
+def current_method_class(name: str, notes: dict[str, None]) -> type[IntervalMethod]:
+    """The registered class of ``name``, imported again first if its source file has changed on disk since
+    it was loaded (a line in ``notes`` says so): the code that runs is the code on disk, and the one the
+    task's identity names. StaleSourceError (a ValueError) where it cannot be imported again."""
+    cls = get_method(name)
+    new = reload_if_stale(cls)
+    if new is None:
+        return cls
+    if get_method(name) is not new:  # a module that does not register its class itself
+        register(new)
+    changed = ", ".join(s.display for s in snapshots(cls) if s.is_stale())
+    notes[f"reloaded method {name!r}: {changed or 'its source'} changed on disk since it was imported"] = None
+    return new
 
 
 class LoadedData(NamedTuple):
@@ -104,23 +130,42 @@ def _check_task(task: Task, problem) -> None:
 
 
 class Prepared(NamedTuple):
-    """The runnable tasks, bound; and one line per optional dataset left out (its file is absent)."""
+    """The runnable tasks, bound; and one line per thing left out or done on the way: an optional dataset
+    whose file is absent, a method that cannot serve a dataset, a plugin imported again."""
 
     tasks: list[Task]
-    skipped: list[str]
+    notes: list[str]
+
+
+def _method_classes(tasks: list[Task], problems: dict[str, None], notes: dict[str, None]
+                    ) -> dict[str, type[IntervalMethod]]:
+    """name -> the class each method of ``tasks`` runs (:func:`current_method_class`), problems noted."""
+    classes = {}
+    for name in dict.fromkeys(t.config["method"]["name"] for t in tasks):
+        try:
+            classes[name] = current_method_class(name, notes)
+        except ValueError as exc:
+            problems[f"method {name!r}: {_message(exc)}"] = None
+    return classes
 
 
 def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
-    """The tasks bound to their data fingerprints and the code version; SetupError lists every problem.
+    """The tasks bound to their data fingerprints, the code version and the code of the method classes
+    they will run; SetupError lists every problem.
 
     Each distinct dataset is loaded once (tasks are visited grouped by dataset);
     the order of the tasks is kept. A dataset marked ``optional`` in its suite
     whose file is not there (MIMIC-III, which users bring) is left out with a
-    line in ``skipped``, not an error; any other problem of it is an error.
+    line in ``notes``, not an error, and so is a method that raises
+    :class:`~pibench.methods.base.NotApplicable` for a dataset (the oracle where
+    the law is unknown); any other problem is an error, and so is a run left with
+    nothing to do.
     """
     _cached_problem.cache_clear()  # files may have changed since this process last loaded them
     problems: dict[str, None] = {}  # ordered and unique
-    skipped: dict[str, None] = {}
+    notes: dict[str, None] = dict.fromkeys(getattr(tasks, "notes", []))
+    not_applicable: dict[str, None] = {}
+    classes = _method_classes(tasks, problems, notes)
     bound: dict[int, Task] = {}
     code = code_version()
     by_dataset: dict[tuple, list[int]] = {}
@@ -133,7 +178,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             problem, fingerprint, _ = load_task_data(tasks[indices[0]], data_dir)
         except DataNotFoundError as exc:
             if tasks[indices[0]].config["dataset"].get("optional"):
-                skipped[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
+                notes[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
             else:
                 problems[f"dataset {label!r}: {_message(exc)}"] = None
             continue
@@ -141,18 +186,28 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             problems[f"dataset {label!r}: {_message(exc)}"] = None
             continue
         for i in indices:
-            task, c = tasks[i], tasks[i].config
+            c = tasks[i].config
+            cls = classes.get(c["method"]["name"])
+            if cls is None:
+                continue  # its problem is noted
+            task = tasks[i].bound({}, ship(cls))
             try:
                 _check_task(task, problem)
+            except NotApplicable as exc:
+                not_applicable[f"method {c['method']['name']!r} left out on dataset {label!r}: {_message(exc)}"] = None
+                continue
             except Exception as exc:
                 where = f"method {c['method']['name']!r} ({c['setting']}) on dataset {c['dataset']['label']!r}"
                 problems[f"{where}: {_message(exc)}"] = None
                 continue
             identity = {"data": fingerprint, "code": code}
-            plugin = plugin_source(get_method(c["method"]["name"]))
+            plugin = method_code_identity(cls)
             if plugin:
                 identity["plugin"] = plugin
-            bound[i] = task.bound(**identity)
+            bound[i] = task.bound(identity, task.method_class)
+    if not problems and not bound and not_applicable:
+        problems.update(dict.fromkeys(f"nothing left to run: {line}" for line in not_applicable))
     if problems:
         raise SetupError(list(problems))
-    return Prepared([bound[i] for i in range(len(tasks)) if i in bound], list(skipped))
+    notes.update(not_applicable)
+    return Prepared([bound[i] for i in range(len(tasks)) if i in bound], list(notes))

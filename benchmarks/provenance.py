@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import inspect
 import platform
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+from pibench.methods.code_identity import describe_change
 
 #: pibench's version, read from the source (pyproject.toml takes it from here), so an installed
 #: tree and a plain checkout of the same source name the same code version.
@@ -58,16 +59,18 @@ def code_version() -> str:
     return f"{PIBENCH_VERSION}+src.{h.hexdigest()[:12]}"
 
 
-def plugin_source(cls: type) -> str | None:
-    """``module:sha256`` of a method class defined outside pibench (an entry-point plugin), else None."""
-    try:
-        path = Path(inspect.getfile(cls)).resolve()
-        source = path.read_bytes()
-    except (TypeError, OSError):  # defined interactively: nothing on disk to hash
-        return f"{cls.__module__}.{cls.__qualname__}:no-source"
-    if path.is_relative_to(PROJECT_ROOT / "methods"):
-        return None
-    return f"{cls.__module__}:{hashlib.sha256(source).hexdigest()[:12]}"
+def identity_change(before: dict, after: dict) -> str | None:
+    """What differs between two task identities, in words (None if nothing does): the data, pibench's
+    code, or the source of a method defined outside pibench (naming its file)."""
+    reasons = []
+    if before.get("data") != after.get("data"):
+        reasons.append(f"the data changed (fingerprint {str(before.get('data'))[:12]} -> {str(after.get('data'))[:12]})")
+    if before.get("code") != after.get("code"):
+        reasons.append(f"pibench code changed ({before.get('code')} -> {after.get('code')})")
+    plugin = describe_change(before.get("plugin"), after.get("plugin"))
+    if plugin:
+        reasons.append(plugin)
+    return "; ".join(reasons) or None
 
 
 @functools.lru_cache(maxsize=1)

@@ -8,6 +8,7 @@ networks on the run's torch device (:mod:`pibench.methods.device`), which its re
 
 from __future__ import annotations
 
+import html
 import os
 import time
 import traceback
@@ -25,16 +26,16 @@ from tqdm.auto import tqdm
 
 from pibench.benchmarks.backends import check_backend, parallel_backend
 from pibench.benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
-from pibench.benchmarks.preflight import prepare_tasks, task_method, task_problem
+from pibench.benchmarks.preflight import prepare_tasks, task_method, task_method_class, task_problem
 from pibench.benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
-from pibench.benchmarks.provenance import code_version, provenance
+from pibench.benchmarks.provenance import code_version, identity_change, provenance
 from pibench.benchmarks.store import ResultsStore, check_results_dir
 from pibench.benchmarks.suite import Task, stable_hash
 from pibench.data_loaders.oracle import oracle_test_lengths
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.volatility import volatility_of_test_steps
 from pibench.methods.base import IntervalMethod
-from pibench.methods.catalog import get_method
+from pibench.methods.code_identity import method_code_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
 from pibench.reports.metrics import default_cap, metrics_from_predictions, oracle_length_ratios
@@ -105,6 +106,10 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         if record["code_version"] != task.identity["code"]:
             raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
                                f"with {task.identity['code']}: every worker must run the same checkout.")
+        runs = method_code_identity(type(method) if method is not None else task_method_class(task))
+        if runs != task.identity.get("plugin", {}):  # never one code's numbers under another's name
+            raise RuntimeError(f"this worker would run other code for method {c['method']['name']!r} ({runs}) than "
+                               f"the run was prepared with ({task.identity.get('plugin', {})}).")
         record["device"], record["generator"] = describe_device(device), generator_family(device)
         with task_runtime(threads, device):
             problem, _, record["data_files"] = task_problem(task, data_dir)
@@ -181,7 +186,7 @@ def cells(tasks: list[Task]) -> tuple[list[list[Task]], list[Task]]:
     others = []
     for task in tasks:
         c = task.config
-        if c["protocol"].get("kind") == "offline" and hasattr(get_method(c["method"]["name"]), "fit_together"):
+        if c["protocol"].get("kind") == "offline" and hasattr(task_method_class(task), "fit_together"):
             groups.setdefault(stable_hash({k: v for k, v in c.items() if k != "seed"}), []).append(task)
         else:
             others.append(task)
@@ -191,15 +196,37 @@ def cells(tasks: list[Task]) -> tuple[list[list[Task]], list[Task]]:
 
 @dataclass
 class RunReport:
+    """What one run did: the records of the tasks it executed, how many it skipped as already finished,
+    ``notes`` (datasets or methods left out, plugins imported again) and ``redone`` (tasks that ran again
+    although a record of their configuration existed, each with why)."""
+
     executed: list[dict]
     skipped: int
     summary_path: Path
-    skipped_datasets: list[str] = field(default_factory=list)
-    redone: list[str] = field(default_factory=list)  # stored but unusable tasks that ran again, with why
+    notes: list[str] = field(default_factory=list)
+    redone: list[str] = field(default_factory=list)
 
     @property
     def failed(self) -> list[dict]:
         return [r for r in self.executed if r["status"] != "ok"]
+
+    def failure_lines(self) -> list[str]:
+        """One line per failed task: what it was and the first line of its error."""
+        return [f"{r['dataset']} / {r['method']} {r['setting']} / seed {r['seed']}: "
+                f"{(str(r.get('error', '')).strip() or 'no message').splitlines()[0]}" for r in self.failed]
+
+    def __repr__(self) -> str:
+        extra = "".join(f", {n} {what}" for n, what in ((len(self.failed), "failed"), (len(self.redone), "ran again"),
+                                                       (len(self.notes), "note(s)")) if n)
+        return f"<RunReport: ran {len(self.executed)}, skipped {self.skipped} already finished{extra}>"
+
+    def _repr_html_(self) -> str:
+        rows = [{"task": f"{r['dataset']} / {r['method']} {r['setting']} / seed {r['seed']}", "status": r["status"],
+                 "seconds": round(float(r.get("wall_seconds") or 0), 1)} for r in self.executed]
+        table = pd.DataFrame(rows, columns=["task", "status", "seconds"]).to_html(index=False, border=0)
+        lines = "".join(f"<li>{html.escape(line)}</li>" for line in [*self.notes, *self.redone])
+        return (f"<p>{html.escape(repr(self))}</p>" + (f"<ul>{lines}</ul>" if lines else "")
+                + (table if rows else ""))
 
 
 def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "cpu") -> tuple[list, set[str]]:
@@ -252,12 +279,12 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     device = resolve_device(device)
     batch_cells = device == "cuda" if batch_cells is None else batch_cells
     check_results_dir(results_dir)
-    tasks, skipped_datasets = prepare_tasks(tasks, data_dir)
+    tasks, notes = prepare_tasks(tasks, data_dir)
     store = ResultsStore(results_dir)
     with store.lock():
         why = {t.task_id: store.why_not_done(t.task_id) for t in tasks}
         todo = [t for t in tasks if why[t.task_id] is not None]
-        redone = [f"{t.label()} (task {t.task_id}): {why[t.task_id]}" for t in todo if why[t.task_id] != "no record"]
+        redone = _why_again(todo, why, store)
         executed: list[dict] = []
         if todo:
             chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir, device)
@@ -275,7 +302,23 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                     tqdm(total=jobs, desc="pibench", unit="job", disable=not progress) as bar:
                 _drain(phase1, workers, bar, executed)
                 _drain(phase2, workers, bar, executed)
-        current, _ = select_current(store.records(), code_version())
+        plugins = {t.config["method"]["name"]: t.identity.get("plugin", {}) for t in tasks if t.identity.get("plugin")}
+        current, _ = select_current(store.records(), code_version(), plugins)
         summary = write_summary(current, results_dir)
-    return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary,
-                     skipped_datasets=skipped_datasets, redone=redone)
+    return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary, notes=notes,
+                     redone=redone)
+
+
+def _why_again(todo: list[Task], why: dict[str, str | None], store: ResultsStore) -> list[str]:
+    """One line per task to run whose configuration was run before: a damaged or failed record, or a
+    record of the same configuration and seed under another identity (the data, pibench's code, a
+    plugin's source changed), naming what changed."""
+    lines = [f"{t.label()} (task {t.task_id}): {why[t.task_id]}" for t in todo if why[t.task_id] != "no record"]
+    new = [t for t in todo if why[t.task_id] == "no record"]
+    earlier = store.identities_by_config() if new else {}
+    for task in new:
+        before = [entry for entry in earlier.get(stable_hash(task.config), []) if entry[1] != task.task_id]
+        reason = identity_change(max(before, key=lambda e: e[0])[2], task.identity) if before else None
+        if reason:
+            lines.append(f"{task.label()} (task {task.task_id}): {reason}")
+    return lines

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pibench.benchmarks.suite import stable_hash
 from pibench.reports.metrics import metrics_mismatch
 
 #: Fields every record has; an ok record also has the metrics and its predictions' checksum.
@@ -189,6 +190,19 @@ class ResultsStore:
             else:
                 records.append(record)
         return records, skipped
+
+    def identities_by_config(self) -> dict[str, list[tuple[str, str, dict]]]:
+        """stable hash of a record's config -> [(started_at, task_id, identity)] of every record that
+        parses, unchecked: enough to say why a task with a new identity runs again, never used as a result."""
+        found: dict[str, list[tuple[str, str, dict]]] = {}
+        for path in sorted(self.tasks_dir.glob("*.json")) if self.tasks_dir.is_dir() else []:
+            try:
+                record = json.loads(path.read_text())
+                entry = (str(record.get("started_at") or ""), str(record["task_id"]), dict(record["identity"]))
+                found.setdefault(stable_hash(record["config"]), []).append(entry)
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue
+        return found
 
     def records(self) -> list[dict]:
         """Every complete record in the store (finished or failed)."""

@@ -4,7 +4,7 @@ A suite file::
 
     name = "default"
     description = "..."
-    alpha = 0.1
+    alpha = 0.1                       # or several levels: alpha = [0.05, 0.1, 0.2] (--alpha overrides)
     seeds = [0]
     protocol = { kind = "online", window = 500, retrain_every = 50 }
     device = "auto"                   # optional: where networks train (--device overrides; default cpu)
@@ -30,7 +30,9 @@ An entry's ``quick`` table may set ``skip = true`` to leave it out of --quick. A
 dataset entry with ``optional = true`` is skipped, with one line, when its data
 file is not there (a dataset users bring themselves, such as MIMIC-III).
 
-Tasks = datasets x methods x grid points x seeds, each a plain JSON-able config.
+Tasks = datasets x methods x grid points x alpha levels x seeds, each a plain JSON-able
+config. A method meets the datasets of the shapes it serves (a line names those it
+skips). :func:`load_suite` reports every problem of a file at once.
 """
 
 from __future__ import annotations
@@ -38,11 +40,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import os
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from pibench.benchmarks.shipping import ShippedClass
 from pibench.data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
 from pibench.data_loaders.validation import check_alpha
 from pibench.methods.catalog import get_method
@@ -70,20 +74,25 @@ def derive_seed(*parts) -> int:
 
 @dataclass(frozen=True)
 class Task:
-    """One (dataset, method, params, seed) run.
+    """One (dataset, method, params, alpha, seed) run.
 
     ``config`` is everything the suite says about it; ``identity`` is what the
-    content says: the fingerprint of the loaded data and the code version
+    content says: the fingerprint of the loaded data, the code version and, for a
+    method defined outside pibench, its source (:mod:`pibench.methods.code_identity`)
     (:func:`pibench.benchmarks.preflight.prepare_tasks` fills it in). The task id hashes
     both, so a changed file or changed code means a new task, never a stale one.
+    ``method_class`` is the method class the identity names, for a method defined
+    outside pibench (:mod:`pibench.benchmarks.shipping`): workers run that class, not
+    whatever their own import of its module would give.
     """
 
     config: dict = field(hash=False)
     identity: dict | None = field(default=None, hash=False)
+    method_class: ShippedClass | None = field(default=None, hash=False, compare=False, repr=False)
 
-    def bound(self, **identity) -> Task:
+    def bound(self, identity: dict, method_class: ShippedClass | None = None) -> Task:
         """This task tied to the data and code it will run on."""
-        return Task(self.config, identity)
+        return Task(self.config, identity, method_class)
 
     @property
     def task_id(self) -> str:
@@ -106,7 +115,7 @@ class Task:
 
     def label(self) -> str:
         c = self.config
-        return f"{c['dataset']['label']} / {c['method']['name']} {c['setting']} / seed {c['seed']}"
+        return f"{c['dataset']['label']} / {c['method']['name']} {c['setting']} / seed {c['seed']} / alpha {c['alpha']:g}"
 
 
 def builtin_suites() -> dict[str, Path]:
@@ -115,14 +124,31 @@ def builtin_suites() -> dict[str, Path]:
     return {Path(p.name).stem: Path(str(p)) for p in folder.iterdir() if p.name.endswith(".toml")}
 
 
-def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
-    """Read a suite by built-in name or file path, with its --quick overrides applied."""
-    name_or_path = name_or_path or DEFAULT_SUITE
+class SuiteError(ValueError):
+    """Every problem of a suite file, one line each, with the file's name."""
+
+    def __init__(self, path: Path, problems: list[str]):
+        self.problems = problems
+        if len(problems) == 1:
+            super().__init__(f"suite {path}: {problems[0]}")
+        else:
+            head = f"suite {path} has {len(problems)} problems (format at the top of benchmarks/suite.py):"
+            super().__init__(head + "".join(f"\n  - {p}" for p in problems))
+
+
+def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> dict:
+    """Read a suite by built-in name or file path, with its --quick overrides applied; a
+    :class:`SuiteError` lists every problem of the file at once."""
+    if name_or_path is None:
+        name_or_path = DEFAULT_SUITE
+    if not isinstance(name_or_path, (str, os.PathLike)) or not str(name_or_path).strip():
+        raise ValueError(f"suite {name_or_path!r} is not a suite: give a built-in suite name "
+                         f"({', '.join(sorted(builtin_suites()))}) or the path of a TOML suite file.")
     suites = builtin_suites()
-    path = suites.get(name_or_path) or Path(name_or_path)
+    path = suites.get(str(name_or_path)) or Path(name_or_path)
     if not path.is_file():
         raise ValueError(
-            f"unknown suite {name_or_path!r}: not a built-in suite ({', '.join(sorted(suites))}) "
+            f"unknown suite {str(name_or_path)!r}: not a built-in suite ({', '.join(sorted(suites))}) "
             "nor an existing TOML file."
         )
     try:
@@ -135,8 +161,11 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
         raise ValueError(f"suite file {path} is not text (not UTF-8): give a TOML suite file (format at the top "
                          "of benchmarks/suite.py) or a built-in suite name.") from None
     suite.setdefault("name", path.stem)
-    _check_schema(suite, path)
-    _check_method_datasets(suite, path)
+    problems = _schema_problems(suite)
+    if not problems:
+        problems = _method_dataset_problems(suite)
+    if problems:
+        raise SuiteError(path, problems)
     if quick:
         suite = _merge(suite, suite.get("quick", {}))
         for key in ("datasets", "methods"):
@@ -146,7 +175,7 @@ def load_suite(name_or_path: str | None, quick: bool = False) -> dict:
 
 
 #: What each table of a suite file may hold, and the TOML type of each key.
-_SUITE_KEYS = {"name": str, "description": str, "alpha": (int, float), "seeds": list, "protocol": dict,
+_SUITE_KEYS = {"name": str, "description": str, "alpha": (int, float, list), "seeds": list, "protocol": dict,
                "quick": dict, "datasets": list, "methods": list, "device": str}
 _ENTRY_KEYS = {
     "datasets": {"name": str, "label": str, "params": dict, "protocol": dict, "quick": dict, "optional": bool},
@@ -154,51 +183,72 @@ _ENTRY_KEYS = {
                 "quick": dict},
 }
 _QUICK_ONLY = {"skip": bool}
+_KIND_NAMES = {str: "string", dict: "table", list: "list", bool: "boolean (true or false)"}
 
 
-def _check_table(table: dict, allowed: dict, where: str) -> None:
+def _table_problems(table: dict, allowed: dict, where: str) -> list[str]:
+    problems = []
     for key, value in table.items():
         if key not in allowed:
-            raise ValueError(f"{where}: unknown key {key!r}; allowed keys: {', '.join(allowed)}.")
-        if not isinstance(value, allowed[key]) or isinstance(value, bool) and allowed[key] is not bool:
-            kind = allowed[key].__name__ if isinstance(allowed[key], type) else "number"
-            raise ValueError(f"{where}: {key} = {value!r} must be a {kind.replace('dict', 'table')}.")
+            problems.append(f"{where}: unknown key {key!r}; allowed keys: {', '.join(allowed)}.")
+        elif not isinstance(value, allowed[key]) or isinstance(value, bool) and allowed[key] is not bool:
+            kind = _KIND_NAMES.get(allowed[key], "number") if isinstance(allowed[key], type) else (
+                "number or a list of numbers" if key == "alpha" else "number")
+            problems.append(f"{where}: {key} = {value!r} must be a {kind}.")
+    return problems
 
 
-def _check_schema(suite: dict, path: Path) -> None:
-    """The suite file's keys and types (format at the top of this module); errors name the file and entry."""
-    _check_table(suite, _SUITE_KEYS, f"suite {path}")
-    _check_table(suite.get("quick", {}), _SUITE_KEYS, f"suite {path} [quick]")
-    for table in (suite, suite.get("quick", {})):
-        if "seeds" in table:
-            try:
-                check_seeds(table["seeds"])
-            except ValueError as exc:
-                raise ValueError(f"suite {path}: {exc}") from None
+def _checked(check, *args) -> list[str]:
+    """[the ValueError message of ``check(*args)``], or [] if it passes."""
+    try:
+        check(*args)
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
+def _schema_problems(suite: dict) -> list[str]:
+    """The suite's keys, types and names (format at the top of this module), every problem."""
+    problems = _table_problems(suite, _SUITE_KEYS, "top level")
+    quick = suite.get("quick", {})
+    problems += _table_problems(quick if isinstance(quick, dict) else {}, _SUITE_KEYS, "[quick]")
+    for where, table in (("top level", suite), ("[quick]", quick if isinstance(quick, dict) else {})):
+        if isinstance(table.get("seeds"), list):
+            problems += [f"{where}: {p}" for p in _checked(check_seeds, table["seeds"])]
+        if isinstance(table.get("alpha"), (int, float, list)) and not isinstance(table.get("alpha"), bool):
+            problems += [f"{where}: {p}" for p in _checked(check_alphas, table["alpha"])]
     for kind, allowed in _ENTRY_KEYS.items():
         entries = suite.get(kind)
-        if not entries:
-            raise ValueError(f"suite {path}: needs at least one [[{kind}]] entry.")
+        if not entries or not isinstance(entries, list):
+            problems.append(f"needs at least one [[{kind}]] entry.")
+            continue
         for i, entry in enumerate(entries):
-            where = f"suite {path}: [[{kind}]] entry {i + 1}"
+            where = f"[[{kind}]] entry {i + 1}"
             if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                raise ValueError(f"{where} needs a name = \"...\" (a registered {kind[:-1]}).")
-            _check_table(entry, allowed, f"{where} ({entry['name']})")
-            _check_table(entry.get("quick", {}), {**allowed, **_QUICK_ONLY}, f"{where} ({entry['name']}) quick")
+                problems.append(f"{where} needs a name = \"...\" (a registered {kind[:-1]}).")
+                continue
+            where = f"{where} ({entry['name']})"
+            problems += _table_problems(entry, allowed, where)
+            entry_quick = entry.get("quick", {})
+            if isinstance(entry_quick, dict):
+                problems += _table_problems(entry_quick, {**allowed, **_QUICK_ONLY}, f"{where} quick")
+            check_name = get_method if kind == "methods" else check_dataset_name
+            problems += [f"{where}: {p}" for p in _checked(check_name, entry["name"])]
             if kind == "methods":
-                for table in (entry, entry.get("quick", {})):
-                    try:
-                        check_runner_set(entry["name"], [*table.get("params", {}), *table.get("grid", {})])
-                    except ValueError as exc:
-                        raise ValueError(f"{where}: {exc}") from None
-            for key, values in entry.get("grid", {}).items():
+                for table in (entry, entry_quick if isinstance(entry_quick, dict) else {}):
+                    keys = [*(table.get("params") or {}), *(table.get("grid") or {})]
+                    problems += [f"{where}: {p}" for p in _checked(check_runner_set, entry["name"], keys)]
+            grid = entry.get("grid", {})
+            for key, values in (grid.items() if isinstance(grid, dict) else ()):
                 if not isinstance(values, list) or not values:
-                    raise ValueError(f"{where} ({entry['name']}): grid {key} = {values!r} must be a non-empty list.")
+                    problems.append(f"{where}: grid {key} = {values!r} must be a non-empty list.")
+    return list(dict.fromkeys(problems))
 
 
 #: Method arguments the runner sets, and where a suite sets them instead.
 RUNNER_SET = {
-    "alpha": "the miscoverage level is the suite's: alpha = ... at the top of the suite file",
+    "alpha": "the miscoverage level is the suite's: alpha = ... at the top of the suite file (a level or a list of "
+             "levels), or --alpha",
     "random_state": "a method's seed is derived from the suite's seeds (seeds = [...] or --seeds)",
 }
 
@@ -211,20 +261,39 @@ def check_runner_set(method: str, params) -> None:
                          f"({RUNNER_SET[reserved[0]]}); remove it from the method's entry.")
 
 
-def _check_method_datasets(suite: dict, path: Path) -> None:
+def _method_dataset_problems(suite: dict) -> list[str]:
     """A method entry's ``datasets`` must be a list naming datasets (name or label) of the suite."""
     known = {d["name"] for d in suite["datasets"]} | {d.get("label", d["name"]) for d in suite["datasets"]}
+    problems = []
     for m in suite["methods"]:
         if "datasets" not in m:
             continue
         chosen = m["datasets"]
         if not isinstance(chosen, list) or not all(isinstance(x, str) for x in chosen):
-            raise ValueError(f"suite {path}: method {m['name']!r}: datasets must be a list of dataset names "
-                             f"or labels, got {chosen!r}.")
+            problems.append(f"method {m['name']!r}: datasets must be a list of dataset names or labels, got "
+                            f"{chosen!r}.")
+            continue
         unknown = [x for x in chosen if x not in known]
         if unknown:
-            raise ValueError(f"suite {path}: method {m['name']!r} names datasets {unknown} that the suite does "
-                             f"not have (names and labels: {sorted(known)}).")
+            problems.append(f"method {m['name']!r} names datasets {unknown} that the suite does not have "
+                            f"(names and labels: {sorted(known)}).")
+    return problems
+
+
+def check_alphas(alpha) -> list[float]:
+    """The miscoverage level(s) as a list of floats in (0, 1), each once: ``alpha`` a number or a list of numbers."""
+    levels = alpha if isinstance(alpha, (list, tuple)) else [alpha]
+    bad = [a for a in levels if isinstance(a, bool) or not isinstance(a, (int, float))]
+    if bad:
+        raise ValueError(f"alpha {bad[0]!r} is not a number; give levels such as 0.1 or [0.05, 0.1, 0.2] (--alpha "
+                         "0.05 0.1 0.2).")
+    if not levels:
+        raise ValueError("no alpha given: give at least one level, e.g. alpha = 0.1.")
+    levels = [check_alpha(a) for a in levels]
+    repeated = sorted({a for a in levels if levels.count(a) > 1})
+    if repeated:
+        raise ValueError(f"alpha {repeated[0]:g} is given {levels.count(repeated[0])} times; give each level once.")
+    return levels
 
 
 def _grid_points(entry: dict) -> list[tuple[dict, str]]:
@@ -279,20 +348,51 @@ def check_seeds(seeds) -> list[int]:
     return [int(s) for s in seeds]
 
 
+class TaskList(list):
+    """The tasks of a suite (a list of :class:`Task`), and ``notes``: one line per method left out on
+    datasets of a shape it does not serve."""
+
+    def __init__(self, tasks=(), notes: list[str] | None = None):
+        super().__init__(tasks)
+        self.notes = list(notes or [])
+
+
+def _check_names(values, what: str, example: str) -> list[str] | None:
+    """``values`` as a list of names, or None when not given; ValueError (with the fix) for anything else."""
+    if values is None:
+        return None
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) or not all(isinstance(v, str) for v in values):
+        raise ValueError(f"{what}={values!r} must be a list of names, e.g. {what}=[{example}].")
+    if not values:
+        raise ValueError(f"{what}=[] selects nothing: leave it out (None) to keep the suite's, or name some, "
+                         f"e.g. {what}=[{example}].")
+    return list(values)
+
+
+_SHAPE_WORDS = {"series": "series", "set": "sets of sequences", "any": "any data"}
+
+
 def build_tasks(
     suite: dict,
     *,
     methods: list[str] | None = None,
     datasets: list[str] | None = None,
     seeds: list[int] | None = None,
-) -> list[Task]:
-    """Expand a suite into tasks, optionally keeping only some methods / datasets / seeds.
+    alpha: float | list[float] | None = None,
+) -> TaskList:
+    """Expand a suite into tasks, optionally keeping only some methods / datasets / seeds, at the
+    suite's miscoverage level(s) or ``alpha`` (a level or a list: one task per level).
 
     A method or dataset named on the command line but absent from the suite is
     added with default parameters; such a dataset gets the suite's protocol with
-    the window set to its whole training span.
+    the window set to its whole training span. A method meets only datasets of a
+    shape it serves; the others are left out with a line in ``notes``.
     """
-    alpha = check_alpha(suite.get("alpha", 0.1))
+    methods = _check_names(methods, "methods", "'aci', 'autoreg'")
+    datasets = _check_names(datasets, "datasets", "'ar', 'csv:prices.csv:price'")
+    if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (list, tuple))):
+        raise ValueError(f"seeds={seeds!r} must be a list of whole numbers, e.g. seeds=[0, 1, 2].")
+    alphas = check_alphas(alpha if alpha is not None else suite.get("alpha", 0.1))
     method_entries = list(suite["methods"])
     if methods:
         for name in methods:
@@ -307,13 +407,14 @@ def build_tasks(
         dataset_entries = [d for d in dataset_entries if d["name"] in {n for _, n, p in parsed if not p}]
         # a dataset the suite does not know is fitted on its whole training span
         added = [(text, n, p) for text, n, p in parsed if p or n not in names]
-        for text, n, p in added:
+        for _text, n, p in added:
             _check_command_line_dataset(n, p)
         dataset_entries += [{"name": n, "params": p, "label": text, "protocol": {"window": None}}
                             for text, n, p in added]
     seeds = check_seeds(seeds if seeds is not None else suite.get("seeds", [0]))
 
     tasks = []
+    unserved: dict[str, list[str]] = {}
     for d in dataset_entries:
         entry = check_dataset_name(d["name"])
         protocol = _merge(suite.get("protocol", {}), d.get("protocol", {}))
@@ -323,23 +424,30 @@ def build_tasks(
         if d.get("optional"):  # a missing file skips it (benchmarks/preflight.py)
             dataset["optional"] = True
         for m in method_entries:
-            method_cls = get_method(m["name"])
-            if not method_cls.handles(entry.shape):
-                continue  # a series method has nothing to do on a set dataset, and vice versa
             if "datasets" in m and not {d["name"], dataset["label"]} & set(m["datasets"]):
                 continue  # the entry is restricted to other datasets (e.g. per-dataset settings)
+            method_cls = get_method(m["name"])
+            if not method_cls.handles(entry.shape):
+                unserved.setdefault(m["name"], [])
+                if dataset["label"] not in unserved[m["name"]]:
+                    unserved[m["name"]].append(dataset["label"])
+                continue
             method_protocol = protocol if entry.shape == "set" else _merge(protocol, m.get("protocol", {}))
             for params, setting in _grid_points(m):
-                for seed in seeds:
-                    tasks.append(Task({
-                        "suite": suite["name"], "dataset": dataset, "protocol": method_protocol,
-                        "method": {"name": m["name"], "params": params}, "setting": setting,
-                        "alpha": alpha, "seed": int(seed),
-                    }))
+                for level in alphas:
+                    for seed in seeds:
+                        tasks.append(Task({
+                            "suite": suite["name"], "dataset": dataset, "protocol": method_protocol,
+                            "method": {"name": m["name"], "params": params}, "setting": setting,
+                            "alpha": level, "seed": int(seed),
+                        }))
+    notes = [f"method {name!r} left out on {', '.join(repr(x) for x in labels)}: it serves "
+             f"{_SHAPE_WORDS[get_method(name).shape]} only" for name, labels in unserved.items()]
     if not tasks:
         raise ValueError(
             "the selection produced no task: check --methods/--datasets against the suite "
             f"(datasets: {[d['name'] for d in suite['datasets']]}, methods: {[m['name'] for m in suite['methods']]}) "
-            f"and that series methods meet series datasets (available datasets: {', '.join(DATASETS)})."
+            f"and that series methods meet series datasets (available datasets: {', '.join(DATASETS)})"
+            + "".join(f"; {n}" for n in notes) + "."
         )
-    return tasks
+    return TaskList(tasks, notes)

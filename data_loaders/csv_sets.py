@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import NamedTuple
 
 import numpy as np
@@ -28,7 +27,6 @@ import pandas as pd
 
 from pibench.data_loaders.problems import SetProblem
 from pibench.data_loaders.tables import check_magnitude, read_table
-
 
 PARTS = ("train", "calibration", "test")
 
@@ -115,7 +113,8 @@ def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test
     """(train, calibration, test) index arrays of a ``RandomState(replicate)`` permutation of n
     (``test_fraction`` None: no test part)."""
     test = 0.0 if test_fraction is None else test_fraction
-    if not (0 < calibration_fraction < 1 and (test_fraction is None or 0 < test < 1) and calibration_fraction + test < 1):
+    if not (0 < calibration_fraction < 1 and (test_fraction is None or 0 < test < 1)
+            and calibration_fraction + test < 1):
         raise ValueError(f"calibration_fraction={calibration_fraction} and test_fraction={test_fraction} must be "
                          "in (0, 1) and leave a training part.")
     perm = np.random.RandomState(int(replicate)).permutation(n)

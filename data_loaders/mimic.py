@@ -59,19 +59,19 @@ def mimic_problem(
     horizon: int = 2,
 ) -> SetProblem:
     """Variable-length WBC sequences; see the module docstring."""
-    path = Path(path) if path else locate("mimic", data_dir)
-    if path.suffix in PICKLE_SUFFIXES:
-        sequences = _from_pickle(path, trust_pickle)
+    source = Path(path) if path else locate("mimic", data_dir)
+    if source.suffix in PICKLE_SUFFIXES:
+        sequences = _from_pickle(source, trust_pickle)
     else:
-        sequences = read_long_sequences(path)[1]
+        sequences = read_long_sequences(source)[1]
     if not 1 <= horizon < min_visits <= max_visits:
         raise ValueError(f"need 1 <= horizon < min_visits <= max_visits; got {horizon}, {min_visits}, {max_visits}.")
     kept = [s for s in sequences if min_visits <= len(s) <= max_visits]
     if len(kept) < 10:
-        raise ValueError(f"{path}: {len(kept)} of {len(sequences)} sequences have {min_visits} to {max_visits} "
+        raise ValueError(f"{source}: {len(kept)} of {len(sequences)} sequences have {min_visits} to {max_visits} "
                          "visits; too few to split.")
     if not all(np.isfinite(s).all() for s in kept):
-        raise ValueError(f"{path}: a kept sequence has a missing or infinite value; clean the file.")
+        raise ValueError(f"{source}: a kept sequence has a missing or infinite value; clean the file.")
     longest = max(len(s) for s in kept) - horizon
     x = np.full((len(kept), longest, 1), np.nan)
     for i, s in enumerate(kept):
@@ -79,4 +79,4 @@ def mimic_problem(
     y = np.stack([s[-horizon:] for s in kept])
     train, calibration, test = split_by_replicate(len(kept), replicate, calibration_fraction=0.47, test_fraction=0.10)
     return SetProblem.from_indices("mimic", x, y, train, calibration, test,
-                                   metadata={"source": str(path), "n_sequences": len(kept)})
+                                   metadata={"source": str(source), "n_sequences": len(kept)})

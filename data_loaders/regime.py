@@ -60,17 +60,17 @@ def regime_problem(
 ) -> SeriesProblem:
     """The regime-switching series as a problem whose features are its lags; metadata holds the oracle:
     ``conditional_mean`` and ``oracle_scale`` (sigma of each row's regime) and ``regime`` (0/1 per row)."""
-    phi = check_ar_stationary(phi)
-    p = phi.size
+    coefs = check_ar_stationary(phi)
+    p = coefs.size
     n_lags = p if n_lags is None else int(n_lags)
     if n_lags < 1:
         raise ValueError(f"n_lags={n_lags} must be at least 1.")
     rows = int(n_train) + int(n_test)
     lead = max(n_lags, p)
-    full, regime = simulate_regime(lead + rows, seed, phi, scales, switch_prob)
-    mean = lag_matrix(full, p)[0][-rows:] @ phi
+    full, regime = simulate_regime(lead + rows, seed, coefs, scales, switch_prob)
+    mean = lag_matrix(full, p)[0][-rows:] @ coefs
     row_regime = regime[-rows:]
     return series_problem("regime", full[-(n_lags + rows):], n_lags, n_test, conditional_mean=mean,
-                             metadata={"phi": tuple(phi.tolist()), "scales": tuple(float(s) for s in scales),
+                             metadata={"phi": tuple(coefs.tolist()), "scales": tuple(float(s) for s in scales),
                                        "switch_prob": switch_prob, "seed": seed, "generator": "regime",
                                        "regime": row_regime, "oracle_scale": np.asarray(scales, float)[row_regime]})

@@ -346,8 +346,8 @@ def _simulate_seasonal_ar(
     z[:, 0] = noise_std / np.sqrt(1.0 - phi**2) * eps[:, 0]
     for t in range(1, length):
         z[:, t] = phi * z[:, t - 1] + noise_std * eps[:, t]
-    t = np.arange(length)
-    season = amp[:, None] * np.sin(2.0 * np.pi * t[None, :] / period + phase[:, None])
+    steps = np.arange(length)
+    season = amp[:, None] * np.sin(2.0 * np.pi * steps[None, :] / period + phase[:, None])
     return season + z, z, amp, phase
 
 

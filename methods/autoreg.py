@@ -15,7 +15,7 @@ import numpy as np
 from scipy.stats import norm
 from statsmodels.tsa.ar_model import AutoReg
 
-from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.ar_order import select_ar_lags
 from pibench.methods.base import Interval, IntervalMethod, register
 from pibench.methods.param_checks import one_of, positive_int
@@ -57,7 +57,9 @@ class AutoRegInterval(IntervalMethod):
             return sorted(select_ar_lags(y, self.max_lags, criterion=self.lags))
         return list(range(1, int(self.lags) + 1))
 
-    def fit(self, data: SeriesData) -> AutoRegInterval:
+    def fit(self, data: SeriesData, calibration: SetData | None = None) -> AutoRegInterval:
+        if calibration is not None:
+            raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         self.check_params()
         self.check_window(data.n_steps)
         G = data.y.shape[1]

@@ -30,14 +30,16 @@ package). Other packages add methods through the ``pibench.methods`` entry-point
 from __future__ import annotations
 
 import inspect
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 
 from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.data_loaders.validation import check_alpha
+from pibench.methods.code_identity import SNAPSHOT_ATTRIBUTE, take_snapshot
 from pibench.methods.param_checks import check_types
 
 
@@ -69,11 +71,23 @@ class Interval:
         return self.upper - self.lower
 
 
+class NotApplicable(ValueError):
+    """Raised by :meth:`IntervalMethod.prepare` when the method cannot serve a problem by its nature (the
+    oracle on data whose law is unknown): the runner leaves that method out on that dataset with one line,
+    where any other ValueError stops the run as a user error."""
+
+
 class IntervalMethod(ABC):
     """Base class of every interval method; see the module docstring for the contract."""
 
     name: ClassVar[str] = ""
     shape: ClassVar[Literal["series", "set", "any"]] = "series"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """Snapshot the source of the module that defines the new class, now, while it is the code being
+        run (:mod:`pibench.methods.code_identity`): what names the class's results."""
+        super().__init_subclass__(**kwargs)
+        setattr(cls, SNAPSHOT_ATTRIBUTE, take_snapshot(cls))
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0) -> None:
         self.alpha = alpha
@@ -118,7 +132,8 @@ class IntervalMethod(ABC):
 
     def prepare(self, problem) -> None:
         """See the whole problem before any fit: check it (ValueError) or read what only it knows
-        (the oracle reads the true conditional law). The runner calls it; default: nothing."""
+        (the oracle reads the true conditional law). Raise :class:`NotApplicable` where the method cannot
+        serve such a problem at all. The runner calls it; default: nothing."""
 
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         """Raise ValueError if this method cannot fit windows of ``n_steps`` steps of ``n_groups`` series."""
@@ -148,17 +163,32 @@ class IntervalMethod(ABC):
 
 _REGISTRY: dict[str, type[IntervalMethod]] = {}
 
+M = TypeVar("M", bound=type[IntervalMethod])
 
-def register(cls: type[IntervalMethod]) -> type[IntervalMethod]:
-    """Class decorator: make ``cls`` available under ``cls.name``."""
+
+class MethodReplaced(UserWarning):
+    """A method name was registered again by the same qualified class: a reload or a re-run notebook cell."""
+
+
+warnings.simplefilter("always", MethodReplaced)  # every reload says so, not only the first
+
+
+def register(cls: M) -> M:
+    """Class decorator: make ``cls`` available under ``cls.name``; returns ``cls`` itself (its type kept).
+
+    Registering again under the same name the same qualified class (module and qualified name: what
+    ``importlib.reload`` or re-running a notebook cell produces) replaces the entry, with a one-line
+    :class:`MethodReplaced` warning; another class under a taken name is refused.
+    """
     if not cls.name:
         raise ValueError(f"{cls.__qualname__} must set a non-empty class attribute `name`.")
     existing = _REGISTRY.get(cls.name)
     if existing is not None and existing is not cls:
-        raise ValueError(
-            f"method name {cls.name!r} is already registered by {existing.__module__}.{existing.__qualname__}; "
-            "choose another name."
-        )
+        where = f"{existing.__module__}.{existing.__qualname__}"
+        if where != f"{cls.__module__}.{cls.__qualname__}":
+            raise ValueError(f"method name {cls.name!r} is already registered by {where}; choose another name.")
+        warnings.warn(f"method {cls.name!r}: {where} registered again; the new definition replaces the old one.",
+                      MethodReplaced, stacklevel=2)
     _REGISTRY[cls.name] = cls
     return cls
 

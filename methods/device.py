@@ -29,7 +29,9 @@ import torch
 
 DEVICE_CHOICES = ("cpu", "cuda", "auto")
 
-_current: ContextVar[torch.device] = ContextVar("pibench_device", default=torch.device("cpu"))
+_CPU = torch.device("cpu")
+# None: no use_device() in force, so the CPU (a ContextVar default should not be a mutable object)
+_current: ContextVar[torch.device | None] = ContextVar("pibench_device", default=None)
 
 
 def resolve_device(name: str, announce=print) -> str:
@@ -68,7 +70,8 @@ def task_generator(seed: int) -> torch.Generator:
 
 def current_device() -> torch.device:
     """The device the running task's tensors go to (cpu outside :func:`use_device`)."""
-    return _current.get()
+    device = _current.get()
+    return _CPU if device is None else device
 
 
 @contextmanager

@@ -11,7 +11,8 @@ import numpy as np
 
 from pibench.methods.base import register
 from pibench.methods.calibration.aci import aci_width
-from pibench.methods.calibration.dtaci import GAMMAS, DtACI as DtACICalibrator, covering_level
+from pibench.methods.calibration.dtaci import GAMMAS, covering_level
+from pibench.methods.calibration.dtaci import DtACI as DtACICalibrator
 from pibench.methods.split_conformal import SplitConformalMethod
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.base import Interval, IntervalMethod, register
 from pibench.methods.forecasters.registry import check_forecaster, make_forecaster
 from pibench.methods.param_checks import positive_int
@@ -75,7 +75,9 @@ class EnbPI(IntervalMethod):
             raise ValueError(f"enbpi needs a window of at least max(2, block_length={self.block_length}) steps; "
                              f"got {n_steps}.")
 
-    def fit(self, data: SeriesData) -> EnbPI:
+    def fit(self, data: SeriesData, calibration: SetData | None = None) -> EnbPI:
+        if calibration is not None:
+            raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         self.check_params()
         n, G = data.y.shape
         rng = np.random.default_rng([self.random_state, data.start])

@@ -81,7 +81,7 @@ from sklearn.neural_network import MLPRegressor
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.base import Interval, IntervalMethod, register
 from pibench.methods.forecasters.split import proper_training_size, window_seeds
 
@@ -136,6 +136,10 @@ class _MapieSeriesMethod(IntervalMethod):
     """One ``TimeSeriesRegressor`` per series of the panel."""
 
     shape = "series"
+    # constructor parameters of every subclass, and the fitted regressors (one per series)
+    base: str
+    score: str
+    regressors_: list[TimeSeriesRegressor]
 
     def _check_param_values(self) -> None:
         super()._check_param_values()
@@ -194,7 +198,9 @@ class MapieACI(_MapieSeriesMethod):
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         proper_training_size(n_steps, self.calibration_fraction)
 
-    def fit(self, data: SeriesData) -> MapieACI:
+    def fit(self, data: SeriesData, calibration: SetData | None = None) -> MapieACI:
+        if calibration is not None:
+            raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         self.check_params()
         seeds = window_seeds(self.random_state, data.start, data.y.shape[1])
         self.regressors_ = [TimeSeriesRegressor(method="aci", cv="prefit", conformity_score=self._score(),
@@ -265,7 +271,9 @@ class MapieEnbPI(_MapieSeriesMethod):
                 f"block_length={self.block_length!r} must be an integer in [1, {n}] (the window length); "
                 "1 is the iid bootstrap.")
 
-    def fit(self, data: SeriesData) -> MapieEnbPI:
+    def fit(self, data: SeriesData, calibration: SetData | None = None) -> MapieEnbPI:
+        if calibration is not None:
+            raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         n, G = data.y.shape
         self.check_params()
         self.check_window(n)

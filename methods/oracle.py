@@ -17,7 +17,7 @@ from scipy.stats import norm
 
 from pibench.data_loaders.oracle import series_oracle, set_oracle
 from pibench.data_loaders.problems import SeriesData, SeriesProblem, SetProblem
-from pibench.methods.base import Interval, IntervalMethod, register
+from pibench.methods.base import Interval, IntervalMethod, NotApplicable, register
 
 
 @register
@@ -31,7 +31,7 @@ class Oracle(IntervalMethod):
         sets = isinstance(problem, SetProblem)
         truth = set_oracle(problem, self.alpha) if sets else series_oracle(problem)
         if truth is None:
-            raise ValueError(f"dataset {problem.name!r} has no oracle: the oracle runs on the built-in synthetic "
+            raise NotApplicable(f"dataset {problem.name!r} has no oracle: the oracle runs on the built-in synthetic "
                              "data (ar, nlar, expar, regime, seasonal_sets), whose conditional law is known.")
         if sets:
             self.sets_ = truth

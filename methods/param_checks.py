@@ -2,7 +2,8 @@
 
 :func:`check_types` compares every constructor argument with its annotation (or,
 unannotated, with its default's type), as :mod:`pibench.data_loaders.typed_params` reads
-them; the range checks below say which values are allowed. Each error names the parameter, the value and what to give instead.
+them; the range checks below say which values are allowed. Each error names the parameter, the value
+and what to give instead.
 """
 
 from __future__ import annotations

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.base import Interval, IntervalMethod
+from pibench.methods.calibration.score_scale import EWMAScale, GARCHScale, RunningScale
 from pibench.methods.forecasters.registry import check_forecaster
 from pibench.methods.forecasters.split import PrecomputedForecasts, SplitForecaster, proper_training_size
-from pibench.methods.calibration.score_scale import EWMAScale, GARCHScale, RunningScale
 from pibench.methods.param_checks import in_range, one_of
 
 
@@ -89,7 +89,9 @@ class SplitConformalMethod(IntervalMethod):
         self._on_refit(data)
         return self
 
-    def fit(self, data: SeriesData) -> SplitConformalMethod:
+    def fit(self, data: SeriesData, calibration: SetData | None = None) -> SplitConformalMethod:
+        if calibration is not None:
+            raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         self.scale_ = None if self.score == "absolute" else (
             EWMAScale(self.scale_decay) if self.scale == "ewma" else GARCHScale())
         self._reset_online_state(data)

@@ -5,7 +5,7 @@ methods and the ``IntervalMethod`` contract), :mod:`pibench.data_loaders`,
 :mod:`pibench.benchmarks` (suites, protocols, the runner, the CLI) and
 :mod:`pibench.reports` (metrics, tables, figures, HTML). The Python API::
 
-    from pibench import run, load_results, IntervalMethod, Interval, register
+    from pibench import run, load_results, IntervalMethod, Interval, SeriesData, SetData, register
 
     results = run(suite="default", results_dir="results")
     results.summary              # a DataFrame, one row per task
@@ -13,8 +13,22 @@ methods and the ``IntervalMethod`` contract), :mod:`pibench.data_loaders`,
 ``python -m pibench`` is the command line (``pibench --help``).
 """
 
-from pibench.api import Results, load_results, run
+from pibench.api import Results, RunNote, TasksFailed, load_results, run
 from pibench.benchmarks.provenance import PIBENCH_VERSION as __version__
-from pibench.methods.base import Interval, IntervalMethod, register
+from pibench.data_loaders.problems import SeriesData, SetData
+from pibench.methods.base import Interval, IntervalMethod, NotApplicable, register
 
-__all__ = ["Interval", "IntervalMethod", "Results", "__version__", "load_results", "register", "run"]
+__all__ = [
+    "Interval",
+    "IntervalMethod",
+    "NotApplicable",
+    "Results",
+    "RunNote",
+    "SeriesData",
+    "SetData",
+    "TasksFailed",
+    "__version__",
+    "load_results",
+    "register",
+    "run",
+]

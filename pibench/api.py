@@ -27,16 +27,55 @@ if TYPE_CHECKING:
     from pibench.reports.figures.results import StoredResults
 
 
-@dataclass
+@dataclass(repr=False)
 class Results:
     """The finished tasks of one results folder: the records the tables show (current code, not tampered)."""
 
     results_dir: Path
     records: list[dict]
-    #: one line per stored file the tables leave out, and why (stale, tampered, unreadable)
+    #: one line per stored file the tables leave out, and why (stale, tampered, unreadable, superseded)
     left_out: list[str] = field(default_factory=list)
     #: what :func:`run` did (tasks run, skipped, failed); None from :func:`load_results`
     run_report: RunReport | None = None
+    #: complete records the tables leave out for a newer configuration or code of their row, each with
+    #: its ``superseded`` reason (:attr:`superseded_summary` shows them as a table)
+    superseded: list[dict] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        frame = self.summary
+        ok = frame[frame["status"] == "ok"] if len(frame) else frame
+        parts = [f"{len(ok)} finished task(s)"]
+        if len(frame) > len(ok):
+            parts.append(f"{len(frame) - len(ok)} failed")
+        for column, word in (("method", "method(s)"), ("dataset", "dataset(s)"), ("alpha", "alpha level(s)")):
+            if len(frame) and column in frame:
+                parts.append(f"{frame[column].nunique()} {word}")
+        if self.left_out:
+            parts.append(f"{len(self.left_out)} stored file(s) left out")
+        run = f"; this run: {self.run_report!r}" if self.run_report is not None else ""
+        return f"<Results {self.results_dir}: {', '.join(parts)}{run}>"
+
+    def _repr_html_(self) -> str:
+        """The seed means of the headline metrics, one row per (suite, dataset, method, setting, alpha)."""
+        import html
+
+        frame = self.summary
+        head = f"<p>{html.escape(repr(self))}</p>"
+        ok = frame[frame["status"] == "ok"] if len(frame) else frame
+        if ok.empty:
+            return head
+        keys = ["suite", "dataset", "method", "setting", "alpha"]
+        metrics = [c for c in ("coverage", "mean_length", "winkler", "length_ratio_oracle") if c in ok]
+        table = ok.groupby(keys, sort=False)[metrics].mean(numeric_only=True)
+        table.insert(0, "seeds", ok.groupby(keys, sort=False).size())
+        return head + table.reset_index().to_html(index=False, border=0, float_format=lambda v: f"{v:.3f}")
+
+    @property
+    def superseded_summary(self) -> pd.DataFrame:
+        """The superseded records as summary rows, with a ``superseded`` column saying why."""
+        from pibench.reports.summary import summary_frame
+
+        return summary_frame(self.superseded)
 
     @cached_property
     def summary(self) -> pd.DataFrame:
@@ -120,6 +159,22 @@ class Results:
         return path
 
 
+def _loaded_plugin_code(records: list[dict]) -> dict[str, dict]:
+    """method name -> the code identity of its class as loaded now, for the methods of ``records`` defined
+    outside pibench (so the tables prefer rows of the code that runs now); {} if none or unknown."""
+    names = {r["method"] for r in records if (r.get("identity") or {}).get("plugin")}
+    if not names:
+        return {}
+    from pibench.methods.catalog import available_methods
+    from pibench.methods.code_identity import method_code_identity
+
+    try:
+        known = available_methods()
+    except Exception:  # a broken plugin must not stop a report of stored results
+        return {}
+    return {name: method_code_identity(known[name]) for name in names if name in known}
+
+
 def load_results(results_dir: str | Path = "results") -> Results:
     """The results a finished (or partly finished) run left in ``results_dir``."""
     from pibench.benchmarks.provenance import code_version
@@ -128,42 +183,83 @@ def load_results(results_dir: str | Path = "results") -> Results:
 
     check_results_dir(str(results_dir), for_writing=False)
     records, unreadable = ResultsStore(results_dir).scan()
-    current, superseded = select_current(records, code_version())
+    current, superseded = select_current(records, code_version(), _loaded_plugin_code(records))
     left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
     left_out += [f"task {s.task_id}: {s.reason}" for s in superseded]
-    return Results(Path(results_dir), current, left_out)
+    by_id = {r["task_id"]: r for r in records}
+    older = [{**by_id[s.task_id], "superseded": s.reason} for s in superseded if s.task_id in by_id]
+    return Results(Path(results_dir), current, left_out, superseded=older)
 
 
 def suite_tasks(suite: str | Path | None = None, *, methods: list[str] | None = None,
                 datasets: list[str] | None = None, seeds: list[int] | None = None,
-                quick: bool = False) -> tuple[dict, list]:
+                alpha: float | list[float] | None = None, quick: bool = False) -> tuple[dict, list]:
     """(the suite as loaded, its tasks): what :func:`run` would run, checked, nothing computed."""
     from pibench.benchmarks.suite import build_tasks, load_suite
 
-    loaded = load_suite(None if suite is None else str(suite), quick=quick)
-    return loaded, build_tasks(loaded, methods=methods, datasets=datasets, seeds=seeds)
+    if not isinstance(quick, bool):
+        raise ValueError(f"quick={quick!r} must be True or False.")
+    loaded = load_suite(suite, quick=quick)
+    return loaded, build_tasks(loaded, methods=methods, datasets=datasets, seeds=seeds, alpha=alpha)
+
+
+ERRORS = ("warn", "raise", "ignore")
+
+
+class TasksFailed(RuntimeError):
+    """Raised by ``run(..., errors="raise")`` when tasks failed; ``results`` holds what finished."""
+
+    def __init__(self, message: str, results: Results):
+        super().__init__(message)
+        self.results = results
 
 
 def run(suite: str | Path | None = None, *, methods: list[str] | None = None, datasets: list[str] | None = None,
-        seeds: list[int] | None = None, quick: bool = False, jobs: int = 1, threads: int = 1,
-        device: str | None = None, backend: str = "loky", scheduler: str | None = None,
-        results_dir: str | Path = "results", data_dir: str | Path | None = None, progress: bool = True) -> Results:
+        seeds: list[int] | None = None, alpha: float | list[float] | None = None, quick: bool = False,
+        jobs: int = 1, threads: int = 1, device: str | None = None, backend: str = "loky",
+        scheduler: str | None = None, results_dir: str | Path = "results", data_dir: str | Path | None = None,
+        progress: bool = True, errors: str = "warn") -> Results:
     """Run a suite (a built-in name or a TOML file; default: the built-in synthetic ``default``) and return
     its results; finished tasks are kept, so a second call only computes what is missing.
 
     ``methods`` / ``datasets`` / ``seeds`` slice or extend the suite as on the command line
-    (``"csv:PATH:TARGET"`` adds your file); ``jobs`` parallel workers, ``device`` 'cpu', 'cuda' or
-    'auto' (default: the suite's), ``backend`` 'loky' or 'dask'. Bad input raises ValueError before any work.
+    (``"csv:PATH:TARGET"`` adds your file); ``alpha`` a miscoverage level or a list of them (default: the
+    suite's); ``jobs`` parallel workers, ``device`` 'cpu', 'cuda' or 'auto' (default: the suite's),
+    ``backend`` 'loky' or 'dask'. Bad input raises ValueError before any work. Methods defined in this
+    session (a notebook cell, a module imported or reloaded here) run as they are loaded now, in every
+    worker. ``errors``: what failed tasks do, once the others finished: 'warn' (a warning naming each),
+    'raise' (:class:`TasksFailed`) or 'ignore' (read ``results.run_report.failed``). Methods left out on
+    datasets they cannot serve are named by a warning too.
     """
+    import warnings
+
     from pibench.benchmarks.runner import run_tasks
 
     for name, value in (("jobs", jobs), ("threads", threads)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
-    loaded, tasks = suite_tasks(suite, methods=methods, datasets=datasets, seeds=seeds, quick=quick)
+    if errors not in ERRORS:
+        raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}.")
+    if results_dir is None or not isinstance(results_dir, (str, Path)):
+        raise ValueError(f"results_dir={results_dir!r} must be a folder path, e.g. results_dir='results'.")
+    loaded, tasks = suite_tasks(suite, methods=methods, datasets=datasets, seeds=seeds, alpha=alpha, quick=quick)
     report = run_tasks(tasks, str(results_dir), n_jobs=jobs, data_dir=None if data_dir is None else str(data_dir),
                        threads=threads, progress=progress, device=device or loaded.get("device", "cpu"),
                        backend=backend, scheduler=scheduler)
     results = load_results(results_dir)
     results.run_report = report
+    if errors != "ignore":
+        for line in (n for n in report.notes if " left out on " in n):
+            warnings.warn(line, RunNote, stacklevel=2)
+    failed = report.failure_lines()
+    if failed and errors != "ignore":
+        message = f"{len(failed)} task(s) failed (tracebacks in results.run_report.failed):\n" + "\n".join(
+            f"  {line}" for line in failed)
+        if errors == "raise":
+            raise TasksFailed(message, results)
+        warnings.warn(message, RunNote, stacklevel=2)
     return results
+
+
+class RunNote(UserWarning):
+    """What :func:`run` says beside its results: tasks that failed, methods left out on some datasets."""

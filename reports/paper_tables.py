@@ -14,6 +14,17 @@ import pandas as pd
 from pibench.reports.summary import set_rows, setting_sort_key
 
 
+#: The miscoverage level of every table of the paper: rows at other levels are never set beside its values.
+PAPER_ALPHA = 0.1
+
+
+def at_paper_level(summary: pd.DataFrame) -> pd.DataFrame:
+    """The rows of ``summary`` at the paper's level :data:`PAPER_ALPHA` (all rows if it has no alpha column)."""
+    if "alpha" not in summary or summary.empty:
+        return summary
+    return summary[np.isclose(pd.to_numeric(summary["alpha"], errors="coerce").astype(float), PAPER_ALPHA)]
+
+
 def reference_results() -> pd.DataFrame:
     with resources.files("pibench.reports").joinpath("reference_results.csv").open() as fh:
         return pd.read_csv(fh)
@@ -53,12 +64,16 @@ def _alpha(summary: pd.DataFrame) -> float:
     return float(summary["alpha"].dropna().iloc[0]) if "alpha" in summary and summary["alpha"].notna().any() else 0.1
 
 
-def fesp_comparison(summary: pd.DataFrame, suite: str = "fesp") -> pd.DataFrame:
-    """The rows of the paper's fesp table that ran (seed means), with the paper's values beside.
+def fesp_comparison(summary: pd.DataFrame, suite: str = "fesp", paper_level: bool = True) -> pd.DataFrame:
+    """The rows of the paper's fesp table that ran (seed means), with the paper's values beside, then the
+    methods beyond the paper, then every other method that ran (a plugin, AutoReg: its best setting).
 
     Columns: label, method, setting, our coverage and length statistics, and paper_coverage (%),
     paper_mean, paper_mean_std, paper_median, paper_median_iqr (NaN where the paper has none).
+    ``paper_level``: only the rows at the paper's miscoverage level (else the one level ``summary`` holds).
     """
+    if paper_level:
+        summary = at_paper_level(summary)
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok") & (summary["dataset"] == "fesp")]
     if ok.empty:
         return pd.DataFrame()
@@ -76,6 +91,11 @@ def fesp_comparison(summary: pd.DataFrame, suite: str = "fesp") -> pd.DataFrame:
         ("NexCP online", "nexcp", None, "NexCP", "online"),
         *((f"{label} online (beyond the paper)", method, None, None, None) for method, label in BEYOND_THE_PAPER),
     ]
+    listed = {spec[1] for spec in rows_spec}
+    for method in sorted(set(ok["method"]) - listed):  # plugins and the rest: each its best setting
+        setting = best_setting(ok[ok["method"] == method], _alpha(summary))
+        label = method if ok[ok["method"] == method]["setting"].nunique() == 1 else f"{method} {setting}"
+        rows_spec.append((label, method, setting, None, None))
     rows = []
     for label, method, setting, ref_method, ref_setting in rows_spec:
         mine = ok[ok["method"] == method]
@@ -122,7 +142,7 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
     } for r in table.itertuples()]
     out = "### fesp: measured vs paper (mean length uses capped bounds; #inf counts infinite intervals)\n\n"
     out += _markdown(rows) if rows else "_no fesp method in the paper's table has finished_\n"
-    sweep = aci_sweep(summary, suite)
+    sweep = aci_sweep(at_paper_level(summary), suite)
     if len(sweep) > 1:
         lines = [{"gamma": f"{r.gamma:g}", "coverage %": _fmt(100 * r.coverage),
                   "mean length (std)": _fmt(r.mean_length, r.std_length),
@@ -139,6 +159,7 @@ def order_selection_comparison(summary: pd.DataFrame, suite: str = "ar_order") -
     PA-RNN values beside them (columns paper_*, NaN where the paper has none)."""
     from pibench.reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate, selectable_truth
 
+    summary = at_paper_level(summary)
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok")]
     if ok.empty or "selected_lags" not in ok:
         return pd.DataFrame()
@@ -199,7 +220,7 @@ def set_suites(summary: pd.DataFrame) -> list[str]:
     return sorted(ok["suite"].unique())
 
 
-def sets_table(summary: pd.DataFrame, suite: str = "sets") -> str:
+def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_levels: bool = False) -> str:
     """The sets-of-sequences comparison of one suite (paper Tables 'set_of_ts_results' /
     'additional_eeg_results' for the suites of SET_TABLES).
 
@@ -214,6 +235,9 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets") -> str:
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok") & set_rows(summary)]
     if ok.empty:
         return ""
+    levels = sorted(ok["alpha"].dropna().unique()) if "alpha" in ok else []
+    if len(levels) > 1:  # one table per level: never an average over levels
+        return "\n".join(sets_table(summary[summary["alpha"] == level], suite, True) for level in levels)
     paper_table = SET_TABLES.get(suite)
     ref = reference_results()
     ref = ref[ref["table"] == paper_table]
@@ -256,5 +280,6 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets") -> str:
         title = {"sets": "Sets of sequences", "sets_eeg100": "EEG, larger model (LSTM-100)"}[suite]
         return (f"### {title}: joint coverage and mean length (std across seeds) vs paper "
                 f"(Table '{paper_table}')\n\n" + _markdown(rows))
-    return (f"### Sets of sequences ({suite}): joint coverage and mean length (std across seeds; "
+    level = f", alpha {levels[0]:g}" if _one_of_several_levels else ""
+    return (f"### Sets of sequences ({suite}{level}): joint coverage and mean length (std across seeds; "
             "no paper values for this suite)\n\n" + _markdown(rows))

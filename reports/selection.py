@@ -2,13 +2,15 @@
 
 A results dir keeps every record it was given: the same suite entry run on a
 regenerated file, with changed parameters, as its quick variant, or by changed
-code, has new task ids and records beside the old ones. A table row is a suite
-entry (suite, dataset, method, setting) over its seeds, and it shows one
-configuration computed by one code version: the current code's if it has
-records, else the newest; among those configurations, the newest. Within it,
-each seed's finished record before a failed one, then the newest. Records whose
-data file on disk no longer has the checksum they were computed on are left out
-first. Everything left out is returned with the reason.
+code (pibench's or a plugin's), has new task ids and records beside the old ones.
+A table row is a suite entry at one miscoverage level (suite, dataset, method,
+setting, alpha) over its seeds, and it shows one configuration computed by one
+code: the current code's if it has records (pibench's code version, and the
+plugin source of the method as loaded now, where known), else the newest; among
+those configurations, the newest. Within it, each seed's finished record before a
+failed one, then the newest. Records whose data file on disk no longer has the
+checksum they were computed on are left out first. Everything left out is
+returned with the reason.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-ROW = ("suite", "dataset", "method", "setting")
+from pibench.methods.code_identity import describe_change
+
+ROW = ("suite", "dataset", "method", "setting", "alpha")
 
 
 @dataclass(frozen=True)
@@ -41,14 +45,30 @@ def _changed_file(record: dict, checksums: dict[str, str | None]) -> str | None:
     return None
 
 
-def _variant(record: dict) -> tuple[str, str]:
-    """(code version, configuration without the seed): what one table row must share."""
+def _variant(record: dict) -> tuple[str, str, str]:
+    """(code version, plugin code, configuration without the seed): what one table row must share."""
     config = {k: v for k, v in record["config"].items() if k != "seed"}
-    return record["identity"].get("code", ""), json.dumps(config, sort_keys=True, default=str)
+    plugin = json.dumps(record["identity"].get("plugin") or {}, sort_keys=True)
+    return record["identity"].get("code", ""), plugin, json.dumps(config, sort_keys=True, default=str)
 
 
-def select_current(records: list[dict], code_version: str) -> tuple[list[dict], list[LeftOut]]:
-    """(the records the tables show, the ones left out with why); see the module docstring."""
+def _why_other(record: dict, chosen: tuple[str, str, str]) -> str:
+    code, plugin, _ = _variant(record)
+    if code != chosen[0]:
+        return "other code"
+    if plugin != chosen[1]:
+        return describe_change(json.loads(plugin), json.loads(chosen[1])) or "other plugin code"
+    return "another configuration"
+
+
+def select_current(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None
+                   ) -> tuple[list[dict], list[LeftOut]]:
+    """(the records the tables show, the ones left out with why); see the module docstring.
+
+    ``plugins``: method name -> the code identity of its class as loaded now
+    (:func:`pibench.methods.code_identity.method_code_identity`), for the methods defined outside pibench.
+    """
+    plugins = plugins or {}
     checksums: dict[str, str | None] = {}
     left_out, rows = [], {}
     for record in records:
@@ -59,20 +79,25 @@ def select_current(records: list[dict], code_version: str) -> tuple[list[dict], 
         rows.setdefault(tuple(record.get(k) for k in ROW), []).append(record)
     chosen = []
     for group in rows.values():
-        newest = {}
+        newest: dict[tuple[str, str, str], str] = {}
         for record in group:
             variant = _variant(record)
             newest[variant] = max(newest.get(variant, ""), record.get("started_at") or "")
-        code, config = max(newest, key=lambda v: (v[0] == code_version, newest[v]))
-        seeds = {}
+        loaded = plugins.get(group[0]["method"])
+        loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
+
+        def rank(v: tuple[str, str, str]) -> tuple[bool, bool, str]:
+            return v[0] == code_version, v[1] == loaded_json, newest[v]
+
+        pick = max(newest, key=rank)
+        seeds: dict = {}
         for record in sorted(group, key=lambda r: (r["status"] == "ok", r.get("started_at") or ""), reverse=True):
-            if _variant(record) != (code, config):
-                why = "other code" if record["identity"].get("code") != code else "another configuration"
+            if _variant(record) != pick:
                 left_out.append(LeftOut(record["task_id"], f"superseded: the table shows this suite entry's newest "
-                                                           f"configuration and code ({why} here)"))
+                                                           f"configuration and code ({_why_other(record, pick)} here)"))
             elif record["seed"] in seeds:
                 left_out.append(LeftOut(record["task_id"], f"superseded by task {seeds[record['seed']]['task_id']} "
-                                                           "(same configuration and seed)"))
+                                                           "(same configuration, code and seed)"))
             else:
                 seeds[record["seed"]] = record
         chosen.extend(seeds.values())

@@ -19,11 +19,12 @@ from pathlib import Path
 
 import pandas as pd
 
-KEY_COLUMNS = ["suite", "dataset", "method", "setting", "seed"]
+KEY_COLUMNS = ["suite", "dataset", "alpha", "method", "setting", "seed"]
 SUMMARY_COLUMNS = KEY_COLUMNS + [
     "coverage", "coverage_kind", "marginal_coverage", "mean_length", "median_length", "std_length", "iqr_length",
     "n_infinite", "winkler", "joint_coverage", "worst_rolling_coverage", "longest_miss_run", "n_test", "status",
-    "fit_seconds", "predict_seconds", "wall_seconds", "task_id", "data_fingerprint", "code_version", "device",
+    "fit_seconds", "predict_seconds", "wall_seconds", "task_id", "data_fingerprint", "code_version", "plugin_code",
+    "device",
 ]
 #: Columns that depend on when and where a task ran, not on its config and seed.
 RUN_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds", "started_at"]
@@ -50,11 +51,19 @@ def headline_coverage(record: dict) -> tuple[float | None, str | None]:
     return None, None
 
 
+def plugin_code(record: dict) -> str | None:
+    """The source identity of a method defined outside pibench, as ``module:sha256-prefix`` (several
+    joined by ``;``), from the record's identity; None for pibench's own methods."""
+    plugin = (record.get("identity") or {}).get("plugin") or {}
+    return ";".join(f"{module}:{digest}" for module, digest in sorted(plugin.items())) or None
+
+
 def summary_row(record: dict) -> dict:
     """A record's row of the summary: its scalar fields, ``coverage`` the headline coverage
-    (:func:`headline_coverage`), ``coverage_kind``, ``marginal_coverage`` and ``coverage_h1`` ..
-    ``coverage_hH`` (set records only)."""
+    (:func:`headline_coverage`), ``coverage_kind``, ``marginal_coverage``, ``coverage_h1`` ..
+    ``coverage_hH`` (set records only) and ``plugin_code`` (:func:`plugin_code`)."""
     row = {k: v for k, v in record.items() if not isinstance(v, (dict, list))}
+    row["plugin_code"] = plugin_code(record)
     value, kind = headline_coverage(record)
     if kind is not None:
         row["marginal_coverage"] = record.get("coverage")
@@ -161,13 +170,14 @@ def _markdown(table: pd.DataFrame) -> str:
 
 
 def _seed_means(rows: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
-    """Per (suite, dataset, method, setting), natural setting order: seeds, seed means of ``metrics``
-    and the device(s) that computed them."""
-    grouped = rows.groupby(KEY_COLUMNS[:-1], sort=True)
+    """Per (suite, dataset, alpha, method, setting), natural setting order: seeds, seed means of ``metrics``
+    and the device(s) that computed them. The alpha column only where the rows hold several levels."""
+    grouped = rows.groupby(KEY_COLUMNS[:-1], sort=True, dropna=False)
     table = grouped[metrics].mean(numeric_only=True).reindex(columns=metrics)
     table.insert(0, "seeds", grouped.size())
     table["device"] = grouped["device"].agg(lambda d: ", ".join(sorted(set(d))))
-    return _sorted(table.reset_index(), KEY_COLUMNS[:-1])
+    table = _sorted(table.reset_index(), KEY_COLUMNS[:-1])
+    return table if table["alpha"].nunique(dropna=False) > 1 else table.drop(columns="alpha")
 
 
 def _counts(table: pd.DataFrame, columns=("seeds", "n_infinite", "n_test")) -> pd.DataFrame:
@@ -240,15 +250,15 @@ def _per_horizon_tables(rows: pd.DataFrame) -> list[str]:
     """Per (suite, dataset): seed-mean coverage % per horizon, (method, setting) x h1..hH, or transposed
     (one row per horizon) when H > MAX_HORIZON_COLUMNS."""
     out = []
-    for (suite, dataset), part in rows.groupby(["suite", "dataset"], sort=True):
+    for (suite, dataset, _level), part in rows.groupby(["suite", "dataset", "alpha"], sort=True, dropna=False):
         horizons = [c for c in horizon_columns(part) if part[c].notna().any()]
         if not horizons:
             continue
         means = _seed_means(part, horizons)
         H = len(horizons)
         alpha = _alpha_of(part)
-        targets = (f"; targets: per horizon (Bonferroni) 100(1 - alpha/H) = {100 * (1 - alpha / H):.2f}%, "
-                   f"joint {100 * (1 - alpha):g}%" if alpha is not None else "")
+        targets = (f"; alpha {alpha:g}, targets: per horizon (Bonferroni) 100(1 - alpha/H) = "
+                   f"{100 * (1 - alpha / H):.2f}%, joint {100 * (1 - alpha):g}%" if alpha is not None else "")
         title = f"### {dataset} ({suite}): coverage % per horizon, H = {H} (seed means{targets})\n\n"
         values = 100 * means[horizons]
         values.columns = [f"h{HORIZON_COLUMN.match(c).group(1)}" for c in horizons]

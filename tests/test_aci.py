@@ -14,7 +14,8 @@ from pibench.methods.forecasters.split import WindowFit
 
 def make_aci(alpha, gamma, scores):
     method = get_method("aci")(alpha=alpha, gamma=gamma, base="linear")
-    method.window_fit_ = WindowFit(residuals=np.asarray(scores, float)[:, None], predict=lambda X: np.zeros(X.shape[:2]))
+    method.window_fit_ = WindowFit(residuals=np.asarray(scores, float)[:, None],
+                                   predict=lambda X: np.zeros(X.shape[:2]))
     method.sorted_scores_ = np.sort(np.asarray(scores, dtype=float))[:, None]
     method._reset_online_state(SeriesData(y=np.zeros((1, 1)), X=np.zeros((1, 1, 1))))
     return method

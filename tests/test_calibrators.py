@@ -438,7 +438,7 @@ def test_nexcp_decay_one_is_the_higher_order_statistic_of_split_conformal(ar1):
     assert aci_w <= nex.width_[0]
     # NexCP's interval is the same on every step until the next refit
     ivs = [nex.predict_interval(ar1.X[t : t + 1]) for t in (600, 601)]
-    for t, iv in zip((600, 601), ivs):
+    for _t, iv in zip((600, 601), ivs):
         assert iv.upper[0, 0] - iv.point[0, 0] == pytest.approx(s[180], rel=1e-12)
 
 

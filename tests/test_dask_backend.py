@@ -18,7 +18,8 @@ RUN_FIELDS = {"started_at", "fit_seconds", "predict_seconds", "wall_seconds", "h
 
 
 def stored(results_dir):
-    return {r["task_id"]: {k: v for k, v in r.items() if k not in RUN_FIELDS} for r in ResultsStore(results_dir).records()}
+    return {r["task_id"]: {k: v for k, v in r.items() if k not in RUN_FIELDS}
+            for r in ResultsStore(results_dir).records()}
 
 
 def predictions(results_dir, task_id):
@@ -28,8 +29,8 @@ def predictions(results_dir, task_id):
 def test_a_local_cluster_gives_the_loky_numbers(tmp_path, capsys):
     suite = tiny_suite(tmp_path)
     assert main(["run", "--suite", suite, "--results-dir", str(tmp_path / "loky"), "-j", "2", "--no-progress"]) == 0
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2
         with distributed.get_task_stream(client) as stream:
             assert main(["run", "--suite", suite, "--results-dir", str(tmp_path / "dask"), "--backend", "dask",

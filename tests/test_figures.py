@@ -155,7 +155,7 @@ def test_sets_figure_per_horizon_lines_and_joint_bars():
     bars = joint_ax.patches
     assert len(bars) == 2
     cf = [100 * r["joint_coverage"] for r, _ in runs if r["method"] == "cfrnn"]
-    assert bars[0].get_height() == pytest.approx(np.mean(cf))
+    assert bars[0].get_width() == pytest.approx(np.mean(cf))  # horizontal bars: labels read along the y axis
     widths = next(line for line in width_ax.get_lines() if line.get_color() == method_colour("cfrnn")).get_ydata()
     np.testing.assert_allclose(widths, 12.0)
     close(fig)
@@ -173,7 +173,7 @@ def test_sets_figure_targets_come_from_the_records_and_horizons_are_whole_number
     nominal = next(label for label in targets if "nominal" in label)
     assert targets[bonferroni] == pytest.approx(95.0) and targets[nominal] == pytest.approx(80.0)
     assert len(targets) == 2  # no other target on the per-horizon panel
-    assert [line.get_ydata()[0] for line in nominal_lines(joint_ax)] == [pytest.approx(80.0)]
+    assert [line.get_xdata()[0] for line in nominal_lines(joint_ax)] == [pytest.approx(80.0)]  # bars lie along x
     fig.canvas.draw()
     for ax in (cov_ax, width_ax):
         ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
@@ -199,6 +199,6 @@ def test_order_selection_figure_has_the_papers_markers():
 
 def test_catalog_lists_only_what_the_store_has(fesp_store):
     names = [spec.name for spec in available_figures(fesp_store)]
-    assert names == ["fesp_comparison-fesp", "coverage_by_hour-fesp", "tradeoff", "rolling_coverage-fesp-fesp",
-                     "interval_bands-fesp-fesp", "gamma_sweep-fesp-fesp"]
+    assert names == ["fesp_comparison-fesp", "coverage_by_hour-fesp", "tradeoff", "rolling_coverage-fesp",
+                     "interval_bands-fesp", "gamma_sweep-fesp"]
     assert available_figures(stored([])) == []

@@ -320,7 +320,8 @@ def test_series_problem_rejects_non_finite_y(bad: float) -> None:
     y, X = _series()
     y[4, 1] = bad
     kind = "NaN" if np.isnan(bad) else "inf"
-    with pytest.raises(ValueError, match=rf"demo: target y has 1 non-finite value\(s\) \({kind} first at index \(4, 1\)\)"):
+    with pytest.raises(ValueError,
+                       match=rf"demo: target y has 1 non-finite value\(s\) \({kind} first at index \(4, 1\)\)"):
         SeriesProblem("demo", y, X, test_start=5)
 
 

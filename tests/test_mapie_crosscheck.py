@@ -367,7 +367,8 @@ def test_mlp_base_has_the_papers_settings_and_runs():
     (MapieEnbPI, dict(base="tree"), "base="),
 ])
 def test_bad_parameters_raise(cls, params, match):
-    window = SeriesData(y=np.zeros((40, 1)) + np.arange(40)[:, None], X=np.random.default_rng(0).normal(size=(40, 1, 1)))
+    window = SeriesData(y=np.zeros((40, 1)) + np.arange(40)[:, None],
+                        X=np.random.default_rng(0).normal(size=(40, 1, 1)))
     with pytest.raises(ValueError, match=match):
         cls(**{"base": "linear", **params}).fit(window)
 

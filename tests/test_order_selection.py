@@ -76,7 +76,8 @@ def test_selectable_truth_keeps_the_true_lags_inside_the_window():
     assert selectable_truth(TRUE_LAGS["nlar"], 1) == {1}
     assert selectable_truth(TRUE_LAGS["nlar"], 5) == {1, 2, 3}
     assert selectable_truth(TRUE_LAGS["nlar"], 15) == {1, 2, 3, 7}
-    assert selectable_truth(TRUE_LAGS["nlar"], None) == selectable_truth(TRUE_LAGS["nlar"], float("nan")) == {1, 2, 3, 7}
+    assert (selectable_truth(TRUE_LAGS["nlar"], None) == selectable_truth(TRUE_LAGS["nlar"], float("nan"))
+            == {1, 2, 3, 7})
     with pytest.raises(ValueError, match="max_lag"):
         selectable_truth({1}, 0)
 

@@ -165,7 +165,8 @@ def test_singular_hessian_pinv_fallback(hessian):
     _, var_mu, _ = fit.predictive_variance(x_new)
     expected = fit.sigma2_hat[0] * x_new[:, 0].numpy() ** 2 / np.sum(x**2)
     np.testing.assert_allclose(var_mu[:, 0], expected, rtol=1e-6)
-    np.testing.assert_allclose(fit.sigma2_hat[0], np.sum((y - 0.8 * x[:, 0]) ** 2) / 199, rtol=1e-6)  # 1 identified parameter, not 2
+    # 1 identified parameter, not 2
+    np.testing.assert_allclose(fit.sigma2_hat[0], np.sum((y - 0.8 * x[:, 0]) ** 2) / 199, rtol=1e-6)
 
 
 def test_pseudo_inverse_is_the_inverse_for_positive_definite():

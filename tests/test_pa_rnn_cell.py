@@ -65,7 +65,7 @@ def test_a_stack_of_one_follows_the_plain_elman_training():
     x, y = member_data(0)
     plain_masks = train_pa(AfterBurnIn(rnn, 2), x, y, SETTINGS, seed=10)
     member = stack.member(0)
-    for (stacked, single) in StackedElmanRNNs.PARTS:
+    for (_stacked, single) in StackedElmanRNNs.PARTS:
         torch.testing.assert_close(member.get_parameter(single), rnn.get_parameter(single), rtol=0, atol=1e-4)
     agree = np.mean([bool(a == b) for s, p in StackedElmanRNNs.PARTS
                      for a, b in zip(masks[s][0].reshape(-1), plain_masks["rnn." + p].reshape(-1))])
@@ -98,7 +98,21 @@ name = "nlar"
 params = { n_train = 400, n_test = 60, n_lags = 3 }
 [[methods]]
 name = "pa_rnn"
-params = { hidden = 16, seq_len = 6, burn_in = 2, iterations = 60, T1 = 20, T2 = 30, T3 = 50, refine_iterations = 10, lr = 5e-3, s0_init = 1e-5, s0_end = 1e-6, lam = 1e-6, init_bound = 0.05, batch_size = 16 }
+[methods.params]
+hidden = 16
+seq_len = 6
+burn_in = 2
+iterations = 60
+T1 = 20
+T2 = 30
+T3 = 50
+refine_iterations = 10
+lr = 5e-3
+s0_init = 1e-5
+s0_end = 1e-6
+lam = 1e-6
+init_bound = 0.05
+batch_size = 16
 [[methods]]
 name = "autoreg"
 params = { lags = 1 }
@@ -153,7 +167,8 @@ def test_a_cell_on_cuda_agrees_with_the_cpu(tmp_path):
             assert record["cell"]["members"] == 3 and record["device"].startswith("cuda: ")
             assert record["selected_lags"] == by_id[record["task_id"]]["selected_lags"]
             np.testing.assert_allclose(ResultsStore(tmp_path / "gpu").predictions(record["task_id"])["upper"],
-                                       ResultsStore(tmp_path / "cpu").predictions(record["task_id"])["upper"], rtol=1e-2)
+                                       ResultsStore(tmp_path / "cpu").predictions(record["task_id"])["upper"],
+                                       rtol=1e-2)
 
 
 def test_a_cell_that_cannot_train_together_trains_its_tasks_alone(tmp_path, monkeypatch):
@@ -169,4 +184,5 @@ def test_a_cell_that_cannot_train_together_trains_its_tasks_alone(tmp_path, monk
     report = run_tasks(build_tasks(load_suite(str(path))), tmp_path / "r", progress=False, batch_cells=True)
     assert not report.failed
     rnn = [r for r in report.executed if r["method"] == "pa_rnn"]
-    assert len(rnn) == 3 and all(r["cell"] == {"members": 3, "error": "MemoryError: no room for the stack"} for r in rnn)
+    assert len(rnn) == 3
+    assert all(r["cell"] == {"members": 3, "error": "MemoryError: no room for the stack"} for r in rnn)

@@ -52,7 +52,8 @@ def test_stacked_mlps_train_exactly_like_separate_networks():
     priors and thresholds, so they end with the same weights and masks."""
     g = torch.Generator().manual_seed(3)
     X = torch.randn(60, 2, 3, generator=g)
-    y = torch.stack([X[:, 0, 0] - 0.5 * X[:, 0, 1], torch.sin(X[:, 1, 2])], dim=1) + 0.1 * torch.randn(60, 2, generator=g)
+    y = (torch.stack([X[:, 0, 0] - 0.5 * X[:, 0, 1], torch.sin(X[:, 1, 2])], dim=1)
+         + 0.1 * torch.randn(60, 2, generator=g))
     # lr / (s0 n) = 0.05 / (2e-3 * 60) < 2 (1 + m): stable on the spike, so float rounding is not amplified
     settings = PASettings(epochs=30, lr=0.05, batch_size=16, T1=10, T2=15, T3=25, s1=0.05, s0_init=1e-2,
                           s0_end=2e-3, lam=1e-3, tau=0.0, refine_epochs=5)
@@ -116,7 +117,9 @@ def test_idle_rnn_units_are_dropped_without_changing_the_function_or_the_interva
     for a, b in zip(full, compact):
         assert torch.allclose(torch.as_tensor(a), torch.as_tensor(b), atol=1e-9)
     # nothing kept in the cell: one unit, its weights at 0, the output the read-out bias
-    only_bias = {name: torch.zeros_like(m) if name != "rnn.out.bias" else torch.ones_like(m) for name, m in masks.items()}
+    only_bias = {name: torch.zeros_like(m) if name != "rnn.out.bias" else torch.ones_like(m)
+                 for name, m in masks.items()}
     small, small_masks = drop_idle_units(rnn, only_bias)
-    assert small.recurrent.in_features == 1 and not any(bool(m.any()) for k, m in small_masks.items() if k != "rnn.out.bias")
+    assert small.recurrent.in_features == 1
+    assert not any(bool(m.any()) for k, m in small_masks.items() if k != "rnn.out.bias")
     assert torch.allclose(small(X), rnn.out.bias.detach().expand(200), atol=1e-12)

@@ -91,7 +91,8 @@ def test_summary_csv_columns(tmp_path):
     frame = pd.read_csv(write_summary(records, tmp_path))
     horizons = [c for c in frame.columns if c.startswith("coverage_h")]
     assert horizons == [f"coverage_h{h}" for h in range(1, 13)]  # h1 .. h12 by number, not h1, h10, h11, h2
-    assert list(frame.columns[5:8]) == ["coverage", "coverage_kind", "marginal_coverage"]
+    assert list(frame.columns[:9]) == ["suite", "dataset", "alpha", "method", "setting", "seed", "coverage",
+                                      "coverage_kind", "marginal_coverage"]
     rows = frame.set_index("task_id")
     cf, pa, aci = rows.loc["sets-covid-cfrnn-LSTM-20-0"], rows.loc["sets-eeg-pa_lstm-LSTM-20-0"], \
         rows.loc["default-ar1-aci-gamma=0-0"]

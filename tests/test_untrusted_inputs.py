@@ -14,7 +14,7 @@ import pytest
 from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
 from pibench.data_loaders.registry import load_dataset
-from tests.test_cli_errors import TINY, one_line_error, snapshot, store, suite_with, without_root_override  # noqa: F401
+from tests.test_cli_errors import TINY, one_line_error, snapshot, suite_with, without_root_override
 
 
 def tiny_suite(results: Path) -> Path:
@@ -24,6 +24,18 @@ def tiny_suite(results: Path) -> Path:
 
 def run_suite(suite: Path, results: Path, *extra: str) -> int:
     return main(["run", "--suite", str(suite), "--results-dir", str(results), "--no-progress", *extra])
+
+
+@pytest.fixture(name="store")
+def finished_store(tmp_path, capsys):
+    """A results dir holding one finished run of ``TINY``, and its files' contents (as the ``store``
+    fixture of tests/test_cli_errors.py; defined here so no test parameter shadows an imported name)."""
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(TINY)
+    results = tmp_path / "results"
+    assert run_suite(suite, results) == 0
+    capsys.readouterr()
+    return results, snapshot(results)
 
 
 def series_csv(path: Path, n: int = 400, **columns) -> Path:

@@ -28,7 +28,7 @@ def aci_errors(y: np.ndarray, lower: np.ndarray, upper: np.ndarray, empty: np.nd
     return ((y < lower) | (y > upper) | empty).astype(float)
 
 
-def aci_next_alpha(alpha_t: np.ndarray, alpha: float, gamma: np.ndarray, err: np.ndarray) -> np.ndarray:
+def aci_next_alpha(alpha_t: np.ndarray, alpha: float, gamma: float | np.ndarray, err: np.ndarray) -> np.ndarray:
     """alpha_{t+1} = alpha_t + gamma (alpha - err_t)."""
     return alpha_t + gamma * (alpha - err)
 

@@ -56,13 +56,19 @@ class RunningScale:
             self.value = scale
         return scores
 
+    def _started(self) -> np.ndarray:
+        """The running scale (G,); RuntimeError before the first window's residuals were scored."""
+        if self.value is None:
+            raise RuntimeError(f"{type(self).__name__}: score a window's calibration residuals first.")
+        return self.value
+
     def update(self, abs_residual: np.ndarray) -> None:
         """After a revealed step: fold |y - y_hat| (G,) into the scale."""
-        self.value = self._step(self.value, abs_residual)
+        self.value = self._step(self._started(), abs_residual)
 
     def current(self) -> np.ndarray:
         """(G,) the scale for the next step (kept above the smallest positive float: a divisor)."""
-        return np.maximum(self.value, np.finfo(float).tiny)
+        return np.maximum(self._started(), np.finfo(float).tiny)
 
 
 class EWMAScale(RunningScale):
@@ -108,7 +114,8 @@ class GARCHScale(RunningScale):
                 fit = arch_model(series / spread, mean="Zero", vol="GARCH", p=1, q=1, rescale=False).fit(
                     disp="off", show_warning=False)
             omega, a, b = (float(fit.params[k]) for k in ("omega", "alpha[1]", "beta[1]"))
-            if fit.convergence_flag == 0 and omega > 0 and a >= 0 and b >= 0 and a + b <= 1 + 1e-9:  # arch keeps a + b <= 1
+            # arch keeps a + b <= 1
+            if fit.convergence_flag == 0 and omega > 0 and a >= 0 and b >= 0 and a + b <= 1 + 1e-9:
                 params[:, g] = omega * spread**2, a, b  # back to the residuals' units
         self.params = params
 
@@ -116,5 +123,7 @@ class GARCHScale(RunningScale):
         return np.sqrt(np.maximum(np.mean(residuals**2, axis=0), np.finfo(float).tiny))
 
     def _step(self, scale: np.ndarray, abs_residual: np.ndarray) -> np.ndarray:
+        if self.params is None:
+            raise RuntimeError("GARCHScale: fit the parameters on a window's calibration residuals first.")
         omega, a, b = self.params
         return np.sqrt(omega + a * abs_residual**2 + b * scale**2)

@@ -45,11 +45,13 @@ class MLPWeights:
 
     def to(self, device: torch.device) -> MLPWeights:
         """These weights on ``device`` (tensors already there are shared, not copied)."""
-        return MLPWeights(*(getattr(self, k).to(device) for k in ("w1", "b1", "w2", "b2")), activation=self.activation)
+        return MLPWeights(self.w1.to(device), self.b1.to(device), self.w2.to(device), self.b2.to(device),
+                          activation=self.activation)
 
     @staticmethod
     def concat(parts: Sequence[MLPWeights]) -> MLPWeights:
-        return MLPWeights(*(torch.cat([getattr(p, k) for p in parts]) for k in ("w1", "b1", "w2", "b2")),
+        return MLPWeights(torch.cat([p.w1 for p in parts]), torch.cat([p.b1 for p in parts]),
+                          torch.cat([p.w2 for p in parts]), torch.cat([p.b2 for p in parts]),
                           activation=parts[0].activation)
 
 
@@ -59,14 +61,15 @@ def _activate(A: torch.Tensor, activation: str) -> torch.Tensor:
 
 def init_weights(n_features: int, hidden: int, seeds: Sequence[int], activation: str) -> MLPWeights:
     """torch.nn.Linear's initialisation, U(-1/sqrt(fan_in), 1/sqrt(fan_in)), from each model's seed."""
-    parts = {"w1": [], "b1": [], "w2": [], "b2": []}
+    parts: dict[str, list[torch.Tensor]] = {"w1": [], "b1": [], "w2": [], "b2": []}
     k1, k2 = 1 / np.sqrt(n_features), 1 / np.sqrt(hidden)
     for seed in seeds:
         g = torch.Generator().manual_seed(int(seed))
         for name, shape, bound in (("w1", (n_features, hidden), k1), ("b1", (1, hidden), k1),
                                    ("w2", (hidden,), k2), ("b2", (1,), k2)):
             parts[name].append((torch.rand(shape, generator=g) * 2 - 1) * bound)
-    return MLPWeights(*(torch.stack(parts[k]) for k in ("w1", "b1", "w2", "b2")), activation=activation)
+    return MLPWeights(torch.stack(parts["w1"]), torch.stack(parts["b1"]), torch.stack(parts["w2"]),
+                      torch.stack(parts["b2"]), activation=activation)
 
 
 def minibatch_orders(n: int, epochs: int, seed: int) -> np.ndarray:

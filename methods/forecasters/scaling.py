@@ -14,6 +14,9 @@ class Standardizer:
     statistics and stay NaN; a column with no value at all maps by (v - 0) / 1.
     """
 
+    mean_: np.ndarray | float
+    std_: np.ndarray | float
+
     def __init__(self, enabled: bool = True):
         self.enabled = enabled
 

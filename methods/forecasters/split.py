@@ -115,12 +115,11 @@ class PrecomputedForecasts:
         )
 
     def save(self, path) -> None:
-        arrays = {"starts": self.starts, "residuals": self.residuals,
-                  "served_counts": np.array([len(p) for p in self.points])}
-        arrays["X_served"] = np.concatenate(self.X_served)
-        arrays["points"] = np.concatenate(self.points)
+        served_counts = np.array([len(p) for p in self.points])
+        X_served, points = np.concatenate(self.X_served), np.concatenate(self.points)
         with open(path, "wb") as fh:
-            np.savez(fh, **arrays)
+            np.savez(fh, starts=self.starts, residuals=self.residuals, served_counts=served_counts,
+                     X_served=X_served, points=points)
 
     @staticmethod
     def load(path) -> PrecomputedForecasts:

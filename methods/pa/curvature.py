@@ -27,6 +27,7 @@ on the CPU), unless the caller gives a limit.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -87,8 +88,8 @@ class MatrixFreeCurvature:
     every quadratic form (A built with one variance, the forms wanted with another).
     """
 
-    forward: object
-    jacobian: object
+    forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+    jacobian: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
     theta: torch.Tensor
     X: torch.Tensor
     sigma2: torch.Tensor
@@ -112,7 +113,7 @@ class MatrixFreeCurvature:
         weight = 1.0 / self.sigma2
         for Xc in self._chunks():
             f = lambda th, Xc=Xc: self.forward(th, Xc)  # noqa: E731
-            _, vjp_fn = vjp(f, self.theta)
+            vjp_fn = vjp(f, self.theta)[1]  # (output, vjp_fn); torch types the has_aux=True triple too
 
             def product(v, f=f, vjp_fn=vjp_fn):
                 return vjp_fn(jvp(f, (self.theta,), (v,))[1] * weight)[0]

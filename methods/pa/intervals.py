@@ -337,10 +337,10 @@ class AsymptoticNormalIntervals:
         z = self.critical_value(alpha)
         point, _, var_total = self.predictive_variance(X)
         half = z * np.sqrt(var_total)
-        out = (point, point - half, point + half)
+        lower, upper = point - half, point + half
         if self.single_output:
-            out = tuple(a[:, 0] for a in out)
-        return out
+            return point[:, 0], lower[:, 0], upper[:, 0]
+        return point, lower, upper
 
 
 def fit_asymptotic_normal(

@@ -18,11 +18,13 @@ scale-free) and the intervals are mapped back to raw units.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from pibench.data_loaders.problems import SetData
 from pibench.methods.base import Interval, register
-from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.intervals import CurvatureKind, HessianKind, fit_asymptotic_normal
 from pibench.methods.pa.trainer import PASettings, train_pa
 from pibench.methods.param_checks import non_negative_int, one_of
 from pibench.methods.sequence.base import SequenceMethod
@@ -66,8 +68,10 @@ class PALSTM(SequenceMethod):
         x, y = self._scale(data)
         net = self._new_network(data)
         masks = train_pa(net, x, y, self._settings(), seed=self._seed())
-        self.intervals_ = fit_asymptotic_normal(net.unrolled(), masks, x.double(), y.double(), hessian=self.hessian,
-                                                curvature=self.curvature)
+        # both strings were checked against the kinds by check_params
+        hessian, curvature = cast(HessianKind, self.hessian), cast(CurvatureKind, self.curvature)
+        self.intervals_ = fit_asymptotic_normal(net.unrolled(), masks, x.double(), y.double(), hessian=hessian,
+                                                curvature=curvature)
         return self
 
     def predict_interval(self, x: np.ndarray) -> Interval:

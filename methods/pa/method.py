@@ -10,13 +10,15 @@ and lengths scale by the target's standard deviation).
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import torch
 
-from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.base import Interval, IntervalMethod, register
 from pibench.methods.forecasters.scaling import Standardizer
-from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.intervals import HessianKind, fit_asymptotic_normal
 from pibench.methods.pa.networks import StackedMLPs
 from pibench.methods.pa.trainer import PASettings, train_pa
 from pibench.methods.param_checks import one_of, positive_int
@@ -49,7 +51,9 @@ class PA(IntervalMethod):
         one_of("hessian", self.hessian, ("auto", "exact", "ggn"))
         self._settings().check()
 
-    def fit(self, data: SeriesData) -> PA:
+    def fit(self, data: SeriesData, calibration: SetData | None = None) -> PA:
+        if calibration is not None:
+            raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         self.check_params()
         settings = self._settings()
         n, G, p = data.X.shape
@@ -61,8 +65,9 @@ class PA(IntervalMethod):
         torch.manual_seed(seed)
         stack = StackedMLPs(G, p, self.hidden)
         masks = train_pa(stack, Xs, ys, settings, seed=seed)
+        hessian = cast(HessianKind, self.hessian)  # checked against the kinds by check_params
         self.intervals_ = [fit_asymptotic_normal(stack.group(g), stack.group_masks(masks, g), Xs[:, g].double(),
-                                                 ys[:, g].double(), hessian=self.hessian) for g in range(G)]
+                                                 ys[:, g].double(), hessian=hessian) for g in range(G)]
         self.n_kept_ = [int(fitted.n_kept) for fitted in self.intervals_]
         return self
 

@@ -88,6 +88,6 @@ class MixtureGaussianPrior:
             return 0.0
         return math.sqrt(log_ratio / self.c2)
 
-    def with_s0(self, s0: float) -> "MixtureGaussianPrior":
+    def with_s0(self, s0: float) -> MixtureGaussianPrior:
         """Copy with a new spike variance (used by the s0 annealing)."""
         return dataclasses.replace(self, s0=s0)

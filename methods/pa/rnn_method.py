@@ -13,13 +13,15 @@ interval of SPEC §3.1 applies with one observation per subsequence.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import torch
 
-from pibench.data_loaders.problems import SeriesData
+from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.base import Interval, IntervalMethod, register
 from pibench.methods.forecasters.scaling import Standardizer
-from pibench.methods.pa.intervals import fit_asymptotic_normal
+from pibench.methods.pa.intervals import HessianKind, fit_asymptotic_normal
 from pibench.methods.pa.networks import AfterBurnIn, ElmanRNN, LastStep, StackedElmanRNNs
 from pibench.methods.pa.order_readout import estimated_order, hidden_links, selected_lags
 from pibench.methods.pa.structure import drop_idle_units
@@ -40,6 +42,8 @@ class PARNN(IntervalMethod):
 
     name = "pa_rnn"
     shape = "series"
+    #: left by :meth:`fit_together` for the next :meth:`fit` of that window: (window start, network, masks)
+    trained_together_: tuple[int, ElmanRNN, dict[str, torch.Tensor]]
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 1000, seq_len: int = 20,
                  burn_in: int = 5, iterations: int = 25000, lr: float = 1e-3, momentum: float = 0.9,
@@ -55,7 +59,8 @@ class PARNN(IntervalMethod):
 
     def _subsequences(self, X: np.ndarray) -> np.ndarray:
         """(n, k) inputs -> (n - seq_len + 1, seq_len, k) windows of consecutive steps."""
-        return np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(X, self.seq_len, axis=0).transpose(0, 2, 1))
+        windows = np.lib.stride_tricks.sliding_window_view(X, self.seq_len, axis=0)
+        return np.ascontiguousarray(windows.transpose(0, 2, 1))
 
     def _settings(self) -> PASettings:
         return PASettings(epochs=self.iterations, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size,
@@ -99,7 +104,9 @@ class PARNN(IntervalMethod):
         torch.manual_seed(seed)
         return ElmanRNN(window, self.hidden, init_bound=self.init_bound)
 
-    def fit(self, data: SeriesData) -> PARNN:
+    def fit(self, data: SeriesData, calibration: SetData | None = None) -> PARNN:
+        if calibration is not None:
+            raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         seqs, targets, seed = self._training_set(data)
         together = self.__dict__.pop("trained_together_", None)
         if together is not None and together[0] == data.start:
@@ -109,8 +116,9 @@ class PARNN(IntervalMethod):
             masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], self._settings(),
                              seed=seed)
         compact, compact_masks = drop_idle_units(rnn, masks)  # same function and kept weights, fewer units
+        hessian = cast(HessianKind, self.hessian)  # checked against the kinds by check_params
         self.fitted_ = fit_asymptotic_normal(LastStep(compact), compact_masks, seqs.double(), targets[:, -1].double(),
-                                             hessian=self.hessian)
+                                             hessian=hessian)
         self.window_ = seqs.shape[2]
         self.lags_ = selected_lags(masks["rnn.input.weight"].numpy())
         self.hidden_links_ = hidden_links(masks["rnn.recurrent.weight"].numpy())

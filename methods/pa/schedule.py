@@ -1,11 +1,11 @@
 """Prior-annealing schedule of PA (SPEC §3.1); t counts epochs or iterations.
 
-    phase        | t range        | eta_t (prior weight)  | s0_t                              | temperature
-    initial      | t < T1         | 0                     | s0_init                           | 0 (plain SGD)
-    anneal_prior | T1 <= t < T2   | (t - T1)/(T2 - T1)    | s0_init                           | tau
-    anneal_s0    | T2 <= t < T3   | 1                     | s0_init + (s0_end - s0_init)      | tau
-                 |                |                       |   (t - T2)/(T3 - T2)              |
-    cool         | t >= T3        | 1                     | s0_end                            | tau/(t - T3), tau at t = T3
+    phase        | t range        | eta_t (prior weight)  | s0_t                          | temperature
+    initial      | t < T1         | 0                     | s0_init                       | 0 (plain SGD)
+    anneal_prior | T1 <= t < T2   | (t - T1)/(T2 - T1)    | s0_init                       | tau
+    anneal_s0    | T2 <= t < T3   | 1                     | s0_init + (s0_end - s0_init)  | tau
+                 |                |                       |   (t - T2)/(T3 - T2)          |
+    cool         | t >= T3        | 1                     | s0_end                        | tau/(t - T3), tau at t = T3
 
 Degenerate phases are simply empty: with T1 == T2 the prior weight jumps from 0 to 1 at
 t = T1 (no division by zero); with T2 == T3 s0 jumps from s0_init to s0_end at t = T2.

@@ -86,7 +86,10 @@ def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y
                 prior_weight: float = 0.0) -> None:
     n = len(y)
     members = isinstance(generator, list)
-    batches = (_member_batches if members else _unit_batches)(n, settings.batch_size, settings.unit, generator)
+    if isinstance(generator, list):
+        batches = _member_batches(n, settings.batch_size, settings.unit, generator)
+    else:
+        batches = _unit_batches(n, settings.batch_size, settings.unit, generator)
     for idx in batches:
         idx = idx.to(X.device)
         opt.zero_grad(set_to_none=False)
@@ -100,12 +103,16 @@ def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y
         if prior is None or prior_weight == 0:
             opt.step()
         elif settings.prior_step == "implicit":  # -grad log prior / n = kappa(b) b / n, taken at the new b
+            if not isinstance(opt, SGHMC):  # the prior acts only once annealing, which SGHMC runs
+                raise TypeError(f"the implicit prior step needs the SGHMC optimizer; got {type(opt).__name__}.")
             with torch.no_grad():
                 opt.step(stiffness={p: _of_each(prior.curvature, p, members).mul_(prior_weight / n)
                                     for p in model.parameters()})
         else:
             with torch.no_grad():
                 for p in model.parameters():
+                    if p.grad is None:
+                        raise RuntimeError("a parameter got no gradient: it does not enter the loss.")
                     p.grad.sub_(_of_each(prior.grad_log_density, p, members), alpha=prior_weight / n)
             opt.step()
 
@@ -135,8 +142,15 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     device = current_device()
     model.to(device)
     X, y = X.to(device), y.to(device)
-    seeds = [int(s) for s in seed] if isinstance(seed, Sequence) else None
-    generator = [task_generator(s) for s in seeds] if seeds else task_generator(int(seed))
+    seeds: list[int] | None
+    if isinstance(seed, Sequence):
+        seeds = [int(s) for s in seed]
+        if not seeds:
+            raise ValueError("seed is an empty sequence: give one seed, or one per member of the stack.")
+        first_seed = seeds[0]
+    else:
+        seeds, first_seed = None, int(seed)
+    generator = [task_generator(s) for s in seeds] if seeds else task_generator(first_seed)
     schedule = settings.schedule()
     opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
                 generator=generator)
@@ -152,7 +166,7 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
         for name, p in model.named_parameters():
             masks[name] = p.abs() > threshold
             p.mul_(masks[name])
-    masks = live_masks(model, masks, X, torch.Generator().manual_seed(seeds[0] if seeds else int(seed)))
+    masks = live_masks(model, masks, X, torch.Generator().manual_seed(first_seed))
     with torch.no_grad():
         for name, p in model.named_parameters():
             p.mul_(masks[name])

@@ -24,7 +24,7 @@ import copy
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence
 
 
 class UnrolledLSTM(nn.Module):
@@ -75,7 +75,7 @@ class SequenceNet(nn.Module):
                  dropout: float = 0.0):
         super().__init__()
         self.horizon, self.k = horizon, outputs_per_step
-        self.lstm = nn.LSTM(n_features, hidden, batch_first=True)
+        self.lstm: nn.LSTM | UnrolledLSTM = nn.LSTM(n_features, hidden, batch_first=True)
         self.dropout = nn.Dropout(dropout)
         self.head = nn.Linear(hidden, horizon * outputs_per_step)
         self.padded: bool | None = None  # whether inputs hold NaN padding; None: look at each input
@@ -85,10 +85,11 @@ class SequenceNet(nn.Module):
         if isinstance(self.lstm, UnrolledLSTM):
             return self.lstm(x)
         padding = torch.isnan(x).all(-1)
+        inputs: torch.Tensor | PackedSequence = x
         if self.padded if self.padded is not None else bool(padding.any()):  # set once by the training loop
             lengths = (~padding).sum(1).cpu()
-            x = pack_padded_sequence(torch.nan_to_num(x), lengths, batch_first=True, enforce_sorted=False)
-        _, (h, _) = self.lstm(x)
+            inputs = pack_padded_sequence(torch.nan_to_num(x), lengths, batch_first=True, enforce_sorted=False)
+        _, (h, _) = self.lstm(inputs)
         return h[-1]
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -97,6 +98,8 @@ class SequenceNet(nn.Module):
 
     def unrolled(self) -> SequenceNet:
         """A copy computing the same function step by step, same parameter names, with row_jacobians."""
+        if not isinstance(self.lstm, nn.LSTM):
+            raise TypeError("this SequenceNet is already the step-by-step twin; unroll the original.")
         twin = copy.deepcopy(self)
         twin.lstm = UnrolledLSTM(self.lstm)
         return twin
@@ -119,7 +122,8 @@ class SequenceNet(nn.Module):
         hidden = self.lstm.hidden_size
         with torch.enable_grad():
             e = self.lstm(x, weights, trace)  # (m, hidden)
-            units = torch.eye(hidden, dtype=e.dtype, device=e.device)[:, None, :].expand(hidden, m, hidden)  # one cotangent per unit j
+            # one cotangent per unit j
+            units = torch.eye(hidden, dtype=e.dtype, device=e.device)[:, None, :].expand(hidden, m, hidden)
             deltas = torch.autograd.grad(e, [a for a, _ in trace], grad_outputs=units, is_grads_batched=True)
         D = torch.stack(deltas, dim=-1).permute(1, 0, 2, 3).reshape(m, -1, len(deltas))  # (m, j x 4 hidden, T)
         inputs = torch.nan_to_num(x)  # (m, T, d)
@@ -128,12 +132,12 @@ class SequenceNet(nn.Module):
         per_unit["bias_ih_l0"] = per_unit["bias_hh_l0"] = D.sum(-1)
         e = e.detach()
         W = params["head.weight"].detach()  # (O, hidden)
-        O = W.shape[0]
+        n_out = W.shape[0]
         out = {}
         for k, v in per_unit.items():  # d out / d lstm = W (d e / d lstm): contract the unit axis j
             shape = params[f"lstm.{k}"].shape
-            out[f"lstm.{k}"] = (W @ v.reshape(m, hidden, -1)).reshape(m, O, *shape)
-        eye = torch.eye(O, dtype=x.dtype, device=x.device)
+            out[f"lstm.{k}"] = (W @ v.reshape(m, hidden, -1)).reshape(m, n_out, *shape)
+        eye = torch.eye(n_out, dtype=x.dtype, device=x.device)
         out["head.weight"] = eye[None, :, :, None] * e[:, None, None, :]  # (m, O, O, hidden)
-        out["head.bias"] = eye.expand(m, O, O)
+        out["head.bias"] = eye.expand(m, n_out, n_out)
         return out

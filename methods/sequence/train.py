@@ -13,11 +13,19 @@ minibatches).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 import torch
 from torch import nn
 
 from pibench.methods.device import current_device, task_generator
+
+
+@runtime_checkable
+class _PaddingAware(Protocol):
+    """A network that can be told once whether its inputs hold NaN padding (``SequenceNet.padded``)."""
+
+    padded: bool | None
 
 
 def train_network(
@@ -45,7 +53,7 @@ def train_network(
     generator = task_generator(seed)
     optimizer = torch.optim.Adam(net.parameters(), lr=lr)
     net.train()
-    if device.type == "cuda" and hasattr(net, "padded"):  # told once: no minibatch asks the GPU about padding
+    if device.type == "cuda" and isinstance(net, _PaddingAware):  # told once: no minibatch asks the GPU about padding
         net.padded = bool(torch.isnan(x).any())  # (the CPU keeps asking per minibatch: its results never move)
     history = []
     for _ in range(epochs):
@@ -61,7 +69,7 @@ def train_network(
             optimizer.step()
             total += loss.detach()
         history.append(float(total) / len(batches))
-    if hasattr(net, "padded"):
+    if isinstance(net, _PaddingAware):
         net.padded = None
     net.to(torch.device("cpu"))
     return history

@@ -1,8 +1,11 @@
 """Every figure a results store has data for, by name; saving a figure as PNG and SVG.
 
 Names are ``kind`` or ``kind-suite-dataset`` for the figures drawn once per
-(suite, dataset); ``pibench plot`` and ``pibench report --figures`` use them as file
-stems. A figure whose data is not in the store is simply not listed.
+(suite, dataset), the dataset left out where it repeats the suite's name
+(``rolling_coverage-fesp``); ``pibench plot`` and ``pibench report --figures`` use them
+as file stems. A store with several miscoverage levels gets each figure once per
+level (``tradeoff-alpha0.2``), and the calibration figure across levels. A figure
+whose data is not in the store, or that would have nothing to draw, is not listed.
 """
 
 from __future__ import annotations
@@ -16,13 +19,19 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
+from pibench.reports.figures.calibration import calibration_datasets, calibration_figure
 from pibench.reports.figures.conditional import conditional_datasets, conditional_figure
 from pibench.reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
 from pibench.reports.figures.order import order_selection_figure
 from pibench.reports.figures.overview import tradeoff_figure
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.sets import set_datasets, sets_figure
-from pibench.reports.figures.temporal import interval_bands_figure, online_datasets, rolling_coverage_figure
+from pibench.reports.figures.temporal import (
+    interval_bands_figure,
+    online_datasets,
+    rolling_coverage_drawable,
+    rolling_coverage_figure,
+)
 from pibench.reports.paper_tables import aci_sweep, fesp_comparison, order_selection_comparison
 
 DPI = 130
@@ -38,11 +47,28 @@ class FigureSpec:
 
 
 def _slug(*parts: str) -> str:
-    return "-".join(re.sub(r"[^A-Za-z0-9_.=]+", "_", p) for p in parts)
+    """``kind-part-part`` with file-safe parts, a part that repeats the one before left out."""
+    kept = [p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1]]
+    return "-".join(re.sub(r"[^A-Za-z0-9_.=]+", "_", p) for p in kept)
 
 
 def available_figures(results: StoredResults) -> list[FigureSpec]:
-    """The figures the store has data for, in report order."""
+    """The figures the store has data for, in report order: one set per miscoverage level (names and
+    captions say the level where there are several), then the calibration figure across them."""
+    levels = results.alphas
+    if len(levels) <= 1:
+        return _figures_at_one_level(results)
+    specs = []
+    for level in levels:
+        for spec in _figures_at_one_level(results.at_alpha(level)):
+            specs.append(FigureSpec(f"{spec.name}-alpha{level:g}", f"{spec.caption} alpha = {level:g}.", spec.draw))
+    if calibration_datasets(results):
+        specs.append(FigureSpec("calibration", "Empirical against nominal coverage across the levels, per method.",
+                                lambda: calibration_figure(results)))
+    return specs
+
+
+def _figures_at_one_level(results: StoredResults) -> list[FigureSpec]:
     specs = []
     summary = results.summary
     for suite in sorted(summary.loc[summary["dataset"] == "fesp", "suite"].unique()):
@@ -56,9 +82,10 @@ def available_figures(results: StoredResults) -> list[FigureSpec]:
         specs.append(FigureSpec("tradeoff", "Coverage against mean length, every dataset, method and setting.",
                                 lambda: tradeoff_figure(results)))
     for suite, dataset in online_datasets(results):
-        specs.append(FigureSpec(_slug("rolling_coverage", suite, dataset),
-                                f"Rolling coverage over the test span, {dataset} ({suite}).",
-                                lambda s=suite, d=dataset: rolling_coverage_figure(results, s, d)))
+        if rolling_coverage_drawable(results, suite, dataset):
+            specs.append(FigureSpec(_slug("rolling_coverage", suite, dataset),
+                                    f"Rolling coverage over the test span, {dataset} ({suite}).",
+                                    lambda s=suite, d=dataset: rolling_coverage_figure(results, s, d)))
         specs.append(FigureSpec(_slug("interval_bands", suite, dataset), f"Intervals and misses, {dataset} ({suite}).",
                                 lambda s=suite, d=dataset: interval_bands_figure(results, s, d)))
         if len(aci_sweep(summary, suite, dataset)) > 1:

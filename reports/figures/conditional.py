@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import method_colour, new_figure, nominal_line, setting_style
+from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, nominal_line, setting_style
 
 THIRDS = (("coverage_vol_low", "calm third"), ("coverage_vol_mid", "middle third"),
           ("coverage_vol_high", "volatile third"))
@@ -28,21 +28,18 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str):
     if rows.empty:
         return None
     means = rows.groupby(["method", "setting"], sort=True)[[c for c, _ in THIRDS]].mean()
-    fig, axes = new_figure(7.5, 4.2)
+    fig, axes = new_figure(9.5, 4.4)
     ax = axes[0][0]
     x = np.arange(len(THIRDS))
     several = set(rows.groupby("method")["setting"].nunique().loc[lambda n: n > 1].index)
+    styles = figure_styles(rows["method"])
     for (method, setting), values in means.iterrows():
         label = f"{method} {setting}" if method in several else method
-        if method == "oracle":
-            ax.plot(x, 100 * values.to_numpy(), color="#777777", linewidth=3, alpha=0.6, label=label, zorder=1)
-            continue
-        ax.plot(x, 100 * values.to_numpy(), color=method_colour(method), markersize=4, label=label,
-                **setting_style(method, setting, rows))
+        ax.plot(x, 100 * values.to_numpy(), label=label, **styles[method].line(setting_style(method, setting, rows)))
     nominal_line(ax, results.nominal_percent)
     ax.set_xticks(x, [name for _, name in THIRDS])
     ax.set(xlabel="test steps ranked by volatility", ylabel="coverage (%)",
            title=f"{dataset} ({suite}): coverage by volatility third")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, ncols=2)
+    legend_outside(fig, [ax])
     return fig

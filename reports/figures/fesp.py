@@ -5,8 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pibench.reports.figures.results import StoredResults, headline_runs
-from pibench.reports.figures.style import method_colour, new_figure, nominal_line
+from pibench.reports.figures.results import StoredResults, describe_test_span, headline_runs
+from pibench.reports.figures.style import (
+    figure_styles,
+    legend_outside,
+    method_colour,
+    new_figure,
+    nominal_line,
+    text_colour_on,
+)
 from pibench.reports.paper_tables import aci_sweep, fesp_comparison
 
 
@@ -16,13 +23,14 @@ def fesp_paper_figure(results: StoredResults, suite: str = "fesp"):
     table = fesp_comparison(results.summary, suite)
     if table.empty:
         return None
-    fig, axes = new_figure(11, 0.55 * len(table) + 1.6, 1, 2, sharey=True)
+    fig, axes = new_figure(11, 0.55 * len(table) + 1.9, 1, 2, sharey=True)
+    styles = figure_styles(table["method"])
     y = np.arange(len(table))[::-1]
     panels = [("mean_length", "std_length", "paper_mean", "paper_mean_std", "mean length +/- std"),
               ("median_length", "iqr_length", "paper_median", "paper_median_iqr", "median length +/- IQR / 2")]
     for ax, (value, spread, paper, paper_spread, title) in zip(axes[0], panels):
         for yi, row in zip(y, table.itertuples()):
-            colour = method_colour(row.method)
+            colour = styles[row.method].colour
             half = getattr(row, spread) / (2 if spread == "iqr_length" else 1)
             ax.errorbar(getattr(row, value), yi + 0.15, xerr=half, fmt="o", color=colour, capsize=3,
                         label="pibench" if yi == y[0] else None)
@@ -43,14 +51,15 @@ def fesp_paper_figure(results: StoredResults, suite: str = "fesp"):
         ax.set_xlabel("interval length (EUR/MWh)")
         ax.grid(axis="x", alpha=0.3)
     axes[0][0].set_yticks(y, table["label"])
-    axes[0][0].legend(loc="lower right", fontsize=8)
+    legend_outside(fig, [axes[0][0]], loc="outside lower center", ncols=2)
     right = axes[0][1]
     for yi, row in zip(y, table.itertuples()):
         paper = f" [{row.paper_coverage:.1f}]" if np.isfinite(row.paper_coverage) else ""
         right.annotate(f"{100 * row.coverage:.1f}%{paper}", xy=(1.01, yi), xycoords=("axes fraction", "data"),
                        va="center", fontsize=8)
-    fig.suptitle(f"fesp, 2019 test year: interval lengths per method; coverage % (paper's) at the right; "
-                 f"nominal {results.nominal_percent:g}%")
+    first = headline_runs(results, suite, "fesp")[0].task_id
+    fig.suptitle(f"fesp, test span {describe_test_span(results, first, daily=True)}: interval lengths per method; "
+                 f"coverage % (paper's) at the right; nominal {results.nominal_percent:g}%")
     return fig
 
 
@@ -68,12 +77,13 @@ def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp"):
     spread = max(5.0, float(np.nanmax(np.abs(grid.to_numpy() - nominal))))
     image = ax.imshow(grid.to_numpy(), cmap="RdBu", vmin=nominal - spread, vmax=nominal + spread, aspect="auto")
     for (i, j), value in np.ndenumerate(grid.to_numpy()):
-        ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6.5)
+        ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6.5,
+                color=text_colour_on(image.cmap(image.norm(value))))
     ax.set_xticks(range(24), hours)
     ax.set_yticks(range(len(runs)), grid.index)
     ax.set_xlabel("hour of day")
     fig.colorbar(image, ax=ax, label=f"coverage % (white = nominal {nominal:g}%)")
-    ax.set_title("fesp: coverage per hour of day (2019)")
+    ax.set_title(f"fesp: coverage per hour of day, test span {describe_test_span(results, runs[0].task_id, daily=True)}")
     return fig
 
 

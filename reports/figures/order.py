@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import method_colour, new_figure, setting_style
+from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, setting_style
 from pibench.reports.paper_tables import order_selection_comparison
 
 
@@ -16,21 +16,21 @@ def order_selection_figure(results: StoredResults, suite: str = "ar_order"):
     if table.empty:
         return None
     processes = sorted(table["process"].unique())
-    fig, axes = new_figure(12, 3.0 * len(processes) + 0.6, len(processes), 3)
+    styles = figure_styles(table["method"])
+    fig, axes = new_figure(13.5, 3.0 * len(processes) + 0.6, len(processes), 3)
     metrics = [("fsr", "false selection rate"), ("nsr", "negative selection rate"), ("ar_order", "estimated order")]
     for row, process in zip(axes, processes):
         part = table[table["process"] == process].sort_values("window")
         for col, (metric, label) in zip(row, metrics):
             for (method, setting), line in part.groupby(["method", "setting"], sort=True):
-                style = setting_style(method, setting, part)
-                col.plot(line["window"], line[metric], color=method_colour(method), markersize=4,
-                         label=f"{method} {setting}", **style)
+                col.plot(line["window"], line[metric], label=f"{method} {setting}",
+                         **styles[method].line(setting_style(method, setting, part)))
             paper = part.drop_duplicates("window")
             has = np.isfinite(paper[f"paper_{metric}"])
             col.scatter(paper["window"][has], paper[f"paper_{metric}"][has], marker="s", facecolors="white",
                         edgecolors="black", s=36, zorder=3, label="paper PA-RNN")
             col.set(xlabel="input window (lags)", ylabel=label, title=f"{process.upper()}: {label}")
             col.grid(alpha=0.3)
-        row[0].legend(fontsize=7)
+    legend_outside(fig, axes.ravel())
     fig.suptitle("Autoregressive order selection, over the five datasets of each window (paper: hollow squares)")
     return fig

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import method_colour, new_figure, nominal_line
+from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, nominal_line
 
 
 def tradeoff_figure(results: StoredResults):
@@ -20,20 +20,21 @@ def tradeoff_figure(results: StoredResults):
     panels = list(cells.groupby(["suite", "dataset"], sort=True))
     cols = min(3, len(panels))
     nrows = math.ceil(len(panels) / cols)
-    fig, axes = new_figure(max(7.0, 4.2 * cols), 3.4 * nrows + 0.4, nrows, cols)
+    styles = figure_styles(cells["method"])
+    fig, axes = new_figure(max(8.5, 4.2 * cols + 1.6), 3.4 * nrows + 0.4, nrows, cols)
     for ax, ((suite, dataset), part) in zip(axes.ravel(), panels):
         # set rows (a joint coverage): the headline coverage is joint
         is_set = "joint_coverage" in part and part["joint_coverage"].notna().any()
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
-            ax.scatter(x, points["mean_length"], s=22, color=method_colour(method), label=method, alpha=0.85)
+            ax.scatter(x, points["mean_length"], label=method, alpha=0.85, **styles[method].points())
         nominal_line(ax, results.nominal_percent, vertical=True, label=False)
         ax.set_title(f"{dataset} ({suite})", fontsize=9)
         ax.set_xlabel(("joint " if is_set else "") + "coverage (%)")
         ax.set_ylabel("mean length (target units)")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
     for ax in axes.ravel()[len(panels):]:
         ax.set_visible(False)
+    legend_outside(fig, axes.ravel())
     fig.suptitle(f"Coverage against mean length (seed means; dashed: nominal {results.nominal_percent:g}%)")
     return fig

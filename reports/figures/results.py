@@ -30,9 +30,20 @@ class StoredResults:
         return summary_frame(self.records)
 
     @property
+    def alphas(self) -> list[float]:
+        """The miscoverage levels of the records, ascending."""
+        return sorted({float(r["alpha"]) for r in self.records if r.get("alpha") is not None})
+
+    @property
     def alpha(self) -> float:
-        values = [r["alpha"] for r in self.records if r.get("alpha") is not None]
-        return float(values[0]) if values else 0.1
+        """The level of these records (a view of one level: :meth:`at_alpha`); 0.1 if none is stated."""
+        levels = self.alphas
+        return levels[0] if levels else 0.1
+
+    def at_alpha(self, level: float) -> StoredResults:
+        """The records at one miscoverage level, sharing this store's predictions (read once)."""
+        records = [r for r in self.records if r.get("alpha") is not None and float(r["alpha"]) == level]
+        return StoredResults(records, self.read_predictions, self._cache)
 
     @property
     def nominal_percent(self) -> float:
@@ -60,11 +71,32 @@ class StoredResults:
         return p.assign(hit=hit).pivot_table(index="t", columns="group", values="hit", sort=True)
 
 
+def n_test_steps(record: dict) -> int:
+    """The test steps of a series record (its test points over its series)."""
+    return int(record.get("n_test") or 0) // max(1, len(record.get("coverage_by_group") or [1]))
+
+
+#: The shortest test span a rolling-coverage figure is drawn for (shorter spans have no window to roll).
+MIN_ROLLING_STEPS = 6
+
+
 def rolling_window(n_steps: int, dataset: str) -> int:
-    """Default rolling-coverage window: 30 days on fesp, else a tenth of the test span (10 to 200 steps)."""
-    if dataset == "fesp":
-        return 30
-    return int(np.clip(n_steps // 10, 10, 200))
+    """Default rolling-coverage window: 30 days on fesp, else a tenth of the test span (10 to 200 steps);
+    never more than a third of the span, so the curve has points (a 30-day fesp run rolls over 10 days)."""
+    window = 30 if dataset == "fesp" else int(np.clip(n_steps // 10, 10, 200))
+    return max(2, min(window, n_steps // 3))
+
+
+def describe_test_span(results: StoredResults, task_id: str, daily: bool = False) -> str:
+    """The test span of a series run in words, from its stored step labels: "2019-01-01 to 2019-12-31
+    (365 days)", or "steps 1000 to 2999 (2,000 steps)" where the labels are not dates."""
+    p = results.predictions(task_id)
+    steps = p.drop_duplicates("t").sort_values("t")
+    times = pd.to_datetime(steps["time"], errors="coerce", format="mixed") if "time" in steps else None
+    unit = "days" if daily else "steps"
+    if times is not None and times.notna().all() and len(times):
+        return f"{times.iloc[0]:%Y-%m-%d} to {times.iloc[-1]:%Y-%m-%d} ({len(steps):,} {unit})"
+    return f"steps {int(steps['t'].iloc[0])} to {int(steps['t'].iloc[-1])} ({len(steps):,} {unit})"
 
 
 @dataclass(frozen=True)
@@ -78,15 +110,16 @@ class Headline:
 
 
 def headline_runs(results: StoredResults, suite: str, dataset: str) -> list[Headline]:
-    """The runs the per-method figures show for a (suite, dataset): the paper table's rows on fesp,
-    else each method's best setting (:func:`pibench.reports.paper_tables.best_setting`), first seed each."""
+    """The runs the per-method figures show for a (suite, dataset): the fesp table's rows on fesp (the
+    paper's, then every other method), else each method's best setting
+    (:func:`pibench.reports.paper_tables.best_setting`), first seed each."""
     from pibench.reports.paper_tables import best_setting, fesp_comparison
 
     rows = results.finished(suite=suite, dataset=dataset)
     if rows.empty:
         return []
     if dataset == "fesp":
-        table = fesp_comparison(results.summary, suite)
+        table = fesp_comparison(results.summary, suite, paper_level=False)
         picks = [(r.label, r.method, r.setting) for r in table.itertuples() if not r.label.startswith("ACI best")]
     else:
         picks = []

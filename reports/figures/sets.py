@@ -7,7 +7,14 @@ import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import NOMINAL_STYLE, method_colour, new_figure, nominal_line, setting_style
+from pibench.reports.figures.style import (
+    NOMINAL_STYLE,
+    figure_styles,
+    legend_outside,
+    new_figure,
+    nominal_line,
+    setting_style,
+)
 
 #: The nominal (joint) level where the per-horizon panel shows it beside its own target: faint.
 FAINT_NOMINAL_STYLE = {**NOMINAL_STYLE, "color": "#999999", "alpha": 0.6}
@@ -48,15 +55,17 @@ def sets_figure(results: StoredResults, suite: str, dataset: str):
         joint.append({"method": r["method"], "setting": r["setting"], "seed": r["seed"],
                       "joint": 100 * r["joint_coverage"]})
     per_horizon, joint = pd.DataFrame(per_horizon), pd.DataFrame(joint)
-    fig, axes = new_figure(14, 3.8, 1, 3)
+    styles = figure_styles(per_horizon["method"])
+    groups = list(per_horizon.groupby(["method", "setting"], sort=True))
+    fig, axes = new_figure(15, max(3.8, 0.32 * len(groups) + 1.6), 1, 3)
     cov_ax, width_ax, joint_ax = axes[0]
     labels = []
-    for (method, setting), part in per_horizon.groupby(["method", "setting"], sort=True):
+    for (method, setting), part in groups:
         mean = part.groupby("horizon")[["coverage", "width"]].mean()
         label = f"{method} {setting}" if per_horizon["setting"].nunique() > 1 else method
-        style = setting_style(method, setting, per_horizon)
-        cov_ax.plot(mean.index, mean["coverage"], color=method_colour(method), markersize=3, label=label, **style)
-        width_ax.plot(mean.index, mean["width"], color=method_colour(method), markersize=3, label=label, **style)
+        style = styles[method].line(setting_style(method, setting, per_horizon), markersize=3)
+        cov_ax.plot(mean.index, mean["coverage"], label=label, **style)
+        width_ax.plot(mean.index, mean["width"], label=label, **style)
         labels.append(((method, setting), label))
     nominals = [100 * (1 - a) for a in alphas]
     for alpha in alphas:
@@ -71,20 +80,24 @@ def sets_figure(results: StoredResults, suite: str, dataset: str):
                  title="width per horizon (seed mean)")
     for ax in (cov_ax, width_ax):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    for i, ((method, setting), label) in enumerate(labels):
+    # joint coverage as horizontal bars: the labels read along the y axis, however many and long
+    rows = np.arange(len(labels))[::-1]
+    for i, ((method, setting), _label) in zip(rows, labels):
         values = joint[(joint["method"] == method) & (joint["setting"] == setting)]["joint"]
-        colour = method_colour(method)
-        joint_ax.bar(i, values.mean(), yerr=values.std() if len(values) > 1 else None, color=colour, alpha=0.6,
-                     capsize=4)
-        joint_ax.scatter(np.full(len(values), i), values, color=colour, s=12, zorder=3)
-    joint_ax.set_xticks(range(len(labels)), [label for _, label in labels], rotation=20)
+        style = styles[method]
+        joint_ax.barh(i, values.mean(), xerr=values.std() if len(values) > 1 else None, color=style.colour,
+                      alpha=0.6, capsize=3)
+        joint_ax.scatter(values, np.full(len(values), i), color=style.colour, marker=style.marker, s=14, zorder=3)
+    joint_ax.set_yticks(rows, [label for _, label in labels], fontsize=7)
     for level in nominals:
-        nominal_line(joint_ax, level, label=False)
+        nominal_line(joint_ax, level, vertical=True, label=False)
+    low = min(float(joint["joint"].min()), *nominals)
+    joint_ax.set_xlim(max(0.0, low - 5), 100.5)
     seeds = int(joint.groupby(["method", "setting"]).size().max())
-    joint_ax.set(ylabel="joint coverage (%)", title=f"joint coverage ({seeds} seeds: mean +/- std)")
+    joint_ax.set(xlabel="joint coverage (%)", title=f"joint coverage ({seeds} seeds: mean +/- std)")
     for ax in (cov_ax, width_ax, joint_ax):
         ax.grid(alpha=0.3)
-    cov_ax.legend(fontsize=7)
+    legend_outside(fig, [cov_ax])
     targets = ", ".join(f"{per_horizon_target(a, H):.4g}%" for a in alphas for H in horizons)
     fig.suptitle(f"{dataset} ({suite}): sets of sequences (dashed: per-horizon Bonferroni target {targets}; "
                  f"joint target {', '.join(f'{n:g}%' for n in nominals)})")

@@ -1,17 +1,22 @@
-"""One look for every figure: a colour per method (the same in every figure), colour-blind-safe, and the helpers
-that draw what every coverage axis needs (the nominal level).
+"""One look for every figure: each method a colour and a marker of its own, colour-blind-safe, the oracle
+thick grey everywhere, and the helpers that draw what every coverage axis needs (the nominal level).
 
 Colours come from Okabe & Ito's colour-blind-safe palette (2008) and seaborn's
-"colorblind" one. Methods that never share a figure share a colour by role: the
-paper's method is vermillion whether it is PA (fesp), PA-RNN (order selection) or
-PA-LSTM (sets); the main conformal baseline is blue (ACI, CF-RNN); and so on.
-Methods pibench does not know (plugins) get the remaining colours by a stable
-hash of their name.
+"colorblind" one. A colour tells a family (the paper's method is vermillion
+whether PA, PA-RNN or PA-LSTM; ACI-like methods blue), the marker tells the
+members of a family apart: every built-in method has its own (colour, marker)
+pair, the same in every figure. Methods pibench does not know (plugins) draw
+from other markers (so they never look like a built-in), starting at a stable
+hash of their name; where two of them would look alike in one figure, the later
+one (by name) takes the next free marker (:func:`figure_styles`). Line styles
+tell the settings of one method apart (:func:`setting_style`).
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 import matplotlib
 
@@ -23,28 +28,87 @@ from matplotlib.figure import Figure  # noqa: E402
 
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
              "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}
-EXTRA = ["#949494", "#ECE133", "#CA9161", "#FBAFE4", "#56B4E9", "#029E73"]  # seaborn "colorblind", rest
+#: seaborn "colorblind" colours beyond Okabe-Ito's, and a dark purple
+BROWN, PINK, DARK_PURPLE = "#CA9161", "#FBAFE4", "#6B3FA0"
+ORACLE_COLOUR = "#777777"
 
-METHOD_COLOURS = {
-    "pa": OKABE_ITO["vermillion"], "pa_rnn": OKABE_ITO["vermillion"], "pa_lstm": OKABE_ITO["vermillion"],
-    "aci": OKABE_ITO["blue"], "cfrnn": OKABE_ITO["blue"],
-    "agaci": OKABE_ITO["orange"], "mqrnn": OKABE_ITO["orange"],
-    "nexcp": OKABE_ITO["green"], "dprnn": OKABE_ITO["green"],
-    "enbpi": OKABE_ITO["purple"], "autoreg": OKABE_ITO["black"],
-    "mapie_aci": OKABE_ITO["sky"], "mapie_enbpi": OKABE_ITO["yellow"],
-    # online methods beyond the paper (they share fesp's figures with the paper's conformal methods)
-    "quantile_tracker": OKABE_ITO["sky"], "conformal_pid": "#CA9161", "aci_decay": "#949494",
-    "dtaci": "#FBAFE4", "sf_ogd": OKABE_ITO["yellow"], "saocp": "#6B3FA0",
+
+@dataclass(frozen=True)
+class MethodStyle:
+    """How one method is drawn: colour, marker, and a line width (the oracle's is thick)."""
+
+    colour: str
+    marker: str
+    linewidth: float = 1.4
+
+    def line(self, linestyle: str = "-", markersize: float = 4) -> dict:
+        """Keyword arguments of ``Axes.plot`` for a line of this method."""
+        return {"color": self.colour, "marker": self.marker, "linestyle": linestyle, "linewidth": self.linewidth,
+                "markersize": markersize + (2 if self.marker == "*" else 0),
+                **({"alpha": 0.7, "zorder": 1} if self.colour == ORACLE_COLOUR else {})}
+
+    def points(self, size: float = 26) -> dict:
+        """Keyword arguments of ``Axes.scatter`` for points of this method."""
+        return {"color": self.colour, "marker": self.marker, "s": size * (2.5 if self.marker == "*" else 1)}
+
+
+ORACLE_STYLE = MethodStyle(ORACLE_COLOUR, "*", 3.0)
+
+#: The built-in methods: every (colour, marker) pair is unique.
+BUILTIN_STYLES = {
+    "pa": MethodStyle(OKABE_ITO["vermillion"], "o"), "pa_rnn": MethodStyle(OKABE_ITO["vermillion"], "s"),
+    "pa_lstm": MethodStyle(OKABE_ITO["vermillion"], "D"),
+    "aci": MethodStyle(OKABE_ITO["blue"], "o"), "cfrnn": MethodStyle(OKABE_ITO["blue"], "s"),
+    "aci_decay": MethodStyle(OKABE_ITO["blue"], "^"),
+    "agaci": MethodStyle(OKABE_ITO["orange"], "o"), "mqrnn": MethodStyle(OKABE_ITO["orange"], "s"),
+    "nexcp": MethodStyle(OKABE_ITO["green"], "o"), "dprnn": MethodStyle(OKABE_ITO["green"], "s"),
+    "enbpi": MethodStyle(OKABE_ITO["purple"], "o"), "autoreg": MethodStyle(OKABE_ITO["black"], "o"),
+    "quantile_tracker": MethodStyle(OKABE_ITO["sky"], "o"), "mapie_aci": MethodStyle(OKABE_ITO["sky"], "s"),
+    "sf_ogd": MethodStyle(OKABE_ITO["yellow"], "o"), "mapie_enbpi": MethodStyle(OKABE_ITO["yellow"], "s"),
+    "conformal_pid": MethodStyle(BROWN, "o"), "dtaci": MethodStyle(PINK, "o"), "saocp": MethodStyle(DARK_PURPLE, "o"),
+    "oracle": ORACLE_STYLE,
 }
+#: What plugins draw from: the colours above (not the oracle's grey) and markers no built-in uses.
+PLUGIN_COLOURS = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky", "black")] + [
+    BROWN, PINK, DARK_PURPLE]
+PLUGIN_MARKERS = ["v", "P", "X", "h", "<", ">", "p", "d"]
 NOMINAL_STYLE = {"color": "#444444", "linestyle": "--", "linewidth": 1.0}
 
 
+def _plugin_start(method: str) -> int:
+    return int(hashlib.sha256(method.encode()).hexdigest()[:8], 16)
+
+
+def method_style(method: str) -> MethodStyle:
+    """The method's style on its own (a plugin's first choice; :func:`figure_styles` settles clashes)."""
+    if method in BUILTIN_STYLES:
+        return BUILTIN_STYLES[method]
+    start = _plugin_start(method)
+    return MethodStyle(PLUGIN_COLOURS[start % len(PLUGIN_COLOURS)], PLUGIN_MARKERS[start % len(PLUGIN_MARKERS)])
+
+
+def figure_styles(methods: Iterable[str]) -> dict[str, MethodStyle]:
+    """A style per method of one figure, no two alike: built-ins as :data:`BUILTIN_STYLES`, plugins
+    (by name) their own style unless an earlier one took it, else the next free marker of their colour,
+    then the next colour."""
+    names = sorted(set(methods))
+    styles = {m: BUILTIN_STYLES[m] for m in names if m in BUILTIN_STYLES}
+    taken = {(s.colour, s.marker) for s in styles.values()}
+    for method in (m for m in names if m not in BUILTIN_STYLES):
+        start = _plugin_start(method)
+        for step in range(len(PLUGIN_COLOURS) * len(PLUGIN_MARKERS)):
+            colour = PLUGIN_COLOURS[(start + step // len(PLUGIN_MARKERS)) % len(PLUGIN_COLOURS)]
+            marker = PLUGIN_MARKERS[(start + step) % len(PLUGIN_MARKERS)]
+            if (colour, marker) not in taken:
+                break
+        styles[method] = MethodStyle(colour, marker)
+        taken.add((colour, marker))
+    return styles
+
+
 def method_colour(method: str) -> str:
-    """The method's colour, the same in every figure."""
-    if method in METHOD_COLOURS:
-        return METHOD_COLOURS[method]
-    digest = int(hashlib.sha256(method.encode()).hexdigest()[:8], 16)
-    return EXTRA[digest % len(EXTRA)]
+    """The method's colour (its family's; :func:`figure_styles` tells members apart by marker)."""
+    return method_style(method).colour
 
 
 def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwargs) -> tuple[Figure, object]:
@@ -60,11 +124,30 @@ def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: 
     draw(level_percent, **NOMINAL_STYLE, label=f"nominal {level_percent:g}%" if label else None, zorder=0)
 
 
-LINE_STYLES = [{"linestyle": "-", "marker": "o"}, {"linestyle": "--", "marker": "^"},
-               {"linestyle": ":", "marker": "s"}, {"linestyle": "-.", "marker": "D"}]
+def legend_outside(fig: Figure, axes: Iterable[Axes], loc: str = "outside right upper", **kwargs) -> None:
+    """One legend of the labelled artists of ``axes`` (each label once), outside the axes (default: to the
+    right of the figure), off the data."""
+    entries: dict[str, object] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    if entries:
+        fig.legend(list(entries.values()), list(entries), loc=loc, fontsize=7, frameon=False, **kwargs)
 
 
-def setting_style(method: str, setting: str, rows) -> dict:
-    """Line and marker style telling apart the settings of one method (the colour tells the method)."""
+def text_colour_on(rgba) -> str:
+    """Black or white, whichever reads better on a cell of colour ``rgba`` (WCAG relative luminance)."""
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(float(c)) for c in rgba[:3])
+    return "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.179 else "black"
+
+
+LINE_STYLES = ["-", "--", ":", "-."]
+
+
+def setting_style(method: str, setting: str, rows) -> str:
+    """The line style telling apart the settings of one method (colour and marker tell the method)."""
     settings = sorted(rows.loc[rows["method"] == method, "setting"].unique())
     return LINE_STYLES[settings.index(setting) % len(LINE_STYLES)]

@@ -7,8 +7,15 @@ import math
 import numpy as np
 import pandas as pd
 
-from pibench.reports.figures.results import StoredResults, headline_runs, rolling_window
-from pibench.reports.figures.style import method_colour, new_figure, nominal_line
+from pibench.reports.figures.results import (
+    MIN_ROLLING_STEPS,
+    StoredResults,
+    describe_test_span,
+    headline_runs,
+    n_test_steps,
+    rolling_window,
+)
+from pibench.reports.figures.style import figure_styles, new_figure, nominal_line
 from pibench.reports.metrics import rolling_coverage
 
 
@@ -26,6 +33,7 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, wi
         return None
     curves = {}
     daily = results.record(runs[0].task_id)["config"]["dataset"]["name"] == "fesp"  # one step = one day
+    styles = figure_styles(run.method for run in runs)
     for run in runs:
         covered = results.covered_by_step(run.task_id)
         w = window or rolling_window(len(covered), "fesp" if daily else dataset)
@@ -39,7 +47,7 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, wi
         for other, (xo, yo, _) in curves.items():
             if other != label:
                 ax.plot(xo, yo, color="#BBBBBB", linewidth=0.7)
-        ax.plot(x, y, color=method_colour(method), linewidth=1.4)
+        ax.plot(x, y, **{**styles[method].line(), "marker": None})
         nominal_line(ax, results.nominal_percent, label=False)
         ax.set_title(label, fontsize=9)
         ax.set_ylabel("coverage (%)")
@@ -50,7 +58,9 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, wi
         ax.set_xlabel("end of window")
         ax.tick_params(axis="x", labelrotation=30)
     unit = "days" if daily else "steps"
-    fig.suptitle(f"{dataset}: coverage over the last {w} test {unit} (dashed: nominal {results.nominal_percent:g}%)")
+    span = describe_test_span(results, runs[0].task_id, daily)
+    fig.suptitle(f"{dataset} ({suite}), test span {span}: coverage over the last {w} test {unit} "
+                 f"(dashed: nominal {results.nominal_percent:g}%)")
     return fig
 
 
@@ -66,6 +76,7 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
     steps = steps or (14 if dataset == "fesp" else 100)
     cols = 2 if len(runs) > 1 else 1
     rows = math.ceil(len(runs) / cols)
+    styles = figure_styles(run.method for run in runs)
     fig, axes = new_figure(max(9.0, 6.5 * cols), 2.4 * rows + 0.8, rows, cols, sharex=True)
     for ax, run in zip(axes.ravel(), runs):
         p = results.predictions(run.task_id)
@@ -75,7 +86,7 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
         span = float(p["y"].max() - p["y"].min()) or 1.0  # infinite bounds drawn a span beyond the truth
         lower = p["lower"].where(np.isfinite(p["lower"]), p["y"].min() - span)
         upper = p["upper"].where(np.isfinite(p["upper"]), p["y"].max() + span)
-        colour = method_colour(run.method)
+        colour = styles[run.method].colour
         ax.fill_between(x, lower, upper, color=colour, alpha=0.3, step="mid", linewidth=0)
         ax.plot(x, p["point"], color=colour, linewidth=1)
         miss = (p["y"] < p["lower"]) | (p["y"] > p["upper"])
@@ -101,4 +112,11 @@ def online_datasets(results: StoredResults) -> list[tuple[str, str]]:
         if record.get("status") == "ok" and protocol.get("kind") == "online":
             pairs.add((record["suite"], record["dataset"]))
     return sorted(pairs)
+
+
+def rolling_coverage_drawable(results: StoredResults, suite: str, dataset: str) -> bool:
+    """Whether the rolling-coverage figure of (suite, dataset) has a curve to draw: a test span of
+    :data:`~pibench.reports.figures.results.MIN_ROLLING_STEPS` steps or more."""
+    return any(n_test_steps(r) >= MIN_ROLLING_STEPS for r in results.records
+               if r.get("status") == "ok" and r["suite"] == suite and r["dataset"] == dataset)
 

@@ -1,0 +1,61 @@
+"""Method classes sent to workers by value, so every worker runs the code the run was prepared with.
+
+A worker process that looks a plugin method up by name imports the plugin's module
+itself: the file as it is on disk then, or an older copy still loaded from an
+earlier run (loky keeps its workers), and a class defined in a notebook or script
+(``__main__``) it cannot import at all. So the runner hands each task the class it
+checked and named (:mod:`pibench.methods.code_identity`), pickled by value with
+cloudpickle: its module's functions and classes travel as code, pibench and other
+libraries by reference. pibench's own methods go by name, as the worker's pibench
+is checked against the run's code version.
+
+This pickle never touches a disk: it goes from the parent to its own workers, like
+every joblib argument.
+"""
+
+from __future__ import annotations
+
+import pickle
+import sys
+
+import cloudpickle
+
+from pibench.methods.code_identity import is_pibench_class, snapshots
+
+
+def _dumps_by_value(cls: type) -> bytes:
+    """cloudpickle of ``cls`` with the modules of its plugin snapshots pickled by value."""
+    already = set(cloudpickle.list_registry_pickle_by_value())
+    added = []
+    for snapshot in snapshots(cls):
+        module = sys.modules.get(snapshot.module)
+        if module is not None and snapshot.module != "__main__" and snapshot.module not in already:
+            cloudpickle.register_pickle_by_value(module)
+            added.append(module)
+    try:
+        return cloudpickle.dumps(cls)
+    finally:
+        for module in added:
+            cloudpickle.unregister_pickle_by_value(module)
+
+
+class ShippedClass:
+    """A method class that pickles by value (see the module docstring); ``.cls`` is the class."""
+
+    def __init__(self, cls: type) -> None:
+        self.cls = cls
+
+    def __reduce__(self):
+        return _rebuild, (_dumps_by_value(self.cls),)
+
+    def __repr__(self) -> str:
+        return f"ShippedClass({self.cls.__module__}.{self.cls.__qualname__})"
+
+
+def _rebuild(payload: bytes) -> ShippedClass:
+    return ShippedClass(pickle.loads(payload))
+
+
+def ship(cls: type) -> ShippedClass | None:
+    """What a task carries to name its method class: None for pibench's own (found by name in the worker)."""
+    return None if is_pibench_class(cls) else ShippedClass(cls)

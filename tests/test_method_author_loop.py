@@ -1,0 +1,357 @@
+"""The loop a method author lives in: define, run, edit, rerun, look. The numbers stored under a code's
+identity are that code's, in one process and with several workers; notebooks may register again; a method
+defined in ``__main__`` runs in workers; and the run says what it left out, what failed and why it reran."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pibench.methods.base as base
+from pibench import Interval, IntervalMethod, NotApplicable, RunNote, TasksFailed, load_results, register, run
+from pibench.methods.code_identity import method_code_identity
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PLUGIN = '''
+"""A rolling Gaussian interval (a plugin of the user's own)."""
+import numpy as np
+from scipy.stats import norm
+from pibench import Interval, IntervalMethod, register
+
+WIDTH = 1.0
+
+
+@register
+class RollingGauss(IntervalMethod):
+    """Rolling mean +/- WIDTH z sd of the last lookback steps."""
+    name = "rolling_gauss"
+
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, lookback: int = 30):
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.lookback = lookback
+
+    def fit(self, data, calibration=None):
+        self.history_ = list(data.y[-self.lookback:])
+        return self
+
+    def predict_interval(self, X):
+        recent = np.asarray(self.history_[-self.lookback:])
+        mean, sd = recent.mean(axis=0), recent.std(axis=0)
+        half = WIDTH * norm.ppf(1 - self.alpha / 2) * sd
+        return Interval((mean - half)[None], (mean + half)[None], mean[None])
+
+    def update(self, y):
+        self.history_.append(y[-1])
+'''
+
+SUITE = '''
+name = "loop"
+seeds = [0]
+protocol = { kind = "online", window = 100, retrain_every = 50 }
+
+[[datasets]]
+name = "ar"
+params = { n_train = 200, n_test = 200 }
+
+[[methods]]
+name = "rolling_gauss"
+'''
+
+#: run, edit the plugin file (WIDTH doubled), run again in the same process; print what each run stored
+LIVE_EDIT = '''
+import json, sys
+import mypi.rolling_gauss
+from pibench import run
+
+def row(results):
+    (record,) = [r for r in results.records if r["method"] == "rolling_gauss"]
+    return {"mean_length": record["mean_length"], "coverage": record["coverage"], "plugin": record["identity"]["plugin"],
+            "task_id": record["task_id"]}
+
+jobs = int(sys.argv[1])
+first = run("suite.toml", jobs=jobs, results_dir="r", progress=False)
+path = mypi.rolling_gauss.__file__
+source = open(path).read()
+open(path, "w").write(source.replace("WIDTH = 1.0", "WIDTH = 2.0"))
+second = run("suite.toml", jobs=jobs, results_dir="r", progress=False)
+print(json.dumps({"first": row(first), "second": row(second), "ran": len(second.run_report.executed),
+                  "redone": second.run_report.redone, "notes": second.run_report.notes}))
+'''
+
+
+def python(script: str, cwd: Path, *args: str) -> str:
+    """Run ``script`` in a fresh interpreter in ``cwd`` (the plugin package importable from there)."""
+    env = {**os.environ, "PYTHONPATH": str(cwd), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+@pytest.fixture
+def plugin_project(tmp_path) -> Path:
+    (tmp_path / "mypi").mkdir()
+    (tmp_path / "mypi" / "__init__.py").write_text("")
+    (tmp_path / "mypi" / "rolling_gauss.py").write_text(PLUGIN)
+    (tmp_path / "suite.toml").write_text(SUITE)
+    return tmp_path
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_live_edit_stores_the_new_codes_numbers_under_the_new_identity(plugin_project, jobs):
+    out = json.loads(python(LIVE_EDIT, plugin_project, str(jobs)).strip().splitlines()[-1])
+    first, second = out["first"], out["second"]
+    # the edit doubles every half-width: the stored lengths are the new code's
+    assert second["mean_length"] == pytest.approx(2 * first["mean_length"], rel=1e-12)
+    assert second["coverage"] > first["coverage"]
+    assert second["plugin"] != first["plugin"] and set(second["plugin"]) == {"mypi.rolling_gauss"}
+    assert second["task_id"] != first["task_id"] and out["ran"] == 1
+    assert out["redone"] == [f"ar / rolling_gauss default / seed 0 / alpha 0.1 (task {second['task_id']}): "
+                             "plugin source changed: mypi/rolling_gauss.py"]
+    assert any("reloaded method 'rolling_gauss': mypi/rolling_gauss.py changed on disk" in n for n in out["notes"])
+    # a fresh process finds the new code's task done and serves its numbers
+    again = python("import mypi.rolling_gauss, json; from pibench import run; r = run('suite.toml', "
+                   "results_dir='r', progress=False); print(json.dumps([len(r.run_report.executed), "
+                   "r.records[0]['mean_length']]))", plugin_project)
+    ran, length = json.loads(again.strip().splitlines()[-1])
+    assert ran == 0 and length == pytest.approx(second["mean_length"], rel=1e-12)
+    summary = pd.read_csv(plugin_project / "r" / "summary.csv")
+    assert summary["plugin_code"].tolist() == [f"mypi.rolling_gauss:{second['plugin']['mypi.rolling_gauss']}"]
+
+
+def test_a_comment_only_edit_reruns_and_says_why(plugin_project):
+    script = '''
+import json, mypi.rolling_gauss
+from pibench import run, load_results
+run("suite.toml", results_dir="r", progress=False)
+with open(mypi.rolling_gauss.__file__, "a") as fh:
+    fh.write("# a comment\\n")
+second = run("suite.toml", results_dir="r", progress=False)
+print(json.dumps({"redone": second.run_report.redone, "left_out": load_results("r").left_out}))
+'''
+    out = json.loads(python(script, plugin_project).strip().splitlines()[-1])
+    assert len(out["redone"]) == 1 and out["redone"][0].endswith("plugin source changed: mypi/rolling_gauss.py")
+    (line,) = out["left_out"]
+    assert "superseded" in line and "plugin source changed: mypi/rolling_gauss.py" in line
+    assert "same configuration" not in line
+
+
+def _fresh_class(source: str, module: str = "notebook_cell") -> type:
+    """Execute ``source`` as the body of module ``module`` (what a notebook cell or a reload does)."""
+    namespace = {"__name__": module}
+    exec(compile(textwrap.dedent(source), f"<{module}>", "exec"), namespace)
+    return namespace["Cell"]
+
+
+CELL = '''
+from pibench import Interval, IntervalMethod, register
+
+@register
+class Cell(IntervalMethod):
+    name = "cell_method"
+    def fit(self, data, calibration=None):
+        return self
+    def predict_interval(self, X):
+        return Interval(X[..., 0] - {width}, X[..., 0] + {width}, X[..., 0])
+'''
+
+
+def test_running_a_cell_again_replaces_the_method_and_a_clash_is_refused():
+    try:
+        first = _fresh_class(CELL.format(width=1.0))
+        with pytest.warns(base.MethodReplaced, match="registered again"):
+            second = _fresh_class(CELL.format(width=2.0))
+        assert base.registered_methods()["cell_method"] is second is not first
+        assert method_code_identity(second) != method_code_identity(first)  # code digest: the cell changed
+        with pytest.raises(ValueError, match="already registered by notebook_cell.Cell"):
+            _fresh_class(CELL.format(width=3.0), module="another_module")
+    finally:
+        base._REGISTRY.pop("cell_method", None)
+
+
+def test_importlib_reload_of_a_plugin_module_registers_again(plugin_project):
+    script = '''
+import importlib, warnings, mypi.rolling_gauss as m
+from pibench.methods.catalog import get_method
+before = get_method("rolling_gauss")
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    importlib.reload(m)
+after = get_method("rolling_gauss")
+print(after is m.RollingGauss, after is not before, [str(w.message) for w in caught])
+'''
+    out = python(script, plugin_project).strip().splitlines()[-1]
+    assert out.startswith("True True") and "registered again" in out
+
+
+MAIN_METHOD = '''
+import json, sys
+from pibench import Interval, IntervalMethod, register, run
+
+@register
+class LastPlusMinusTwo(IntervalMethod):
+    """Last value +/- 2, defined in the running script."""
+    name = "last_pm2"
+
+    def fit(self, data, calibration=None):
+        self.last_ = data.y[-1]
+        return self
+
+    def predict_interval(self, X):
+        point = self.last_[None, :]
+        return Interval(point - 2.0, point + 2.0, point)
+
+    def update(self, y):
+        self.last_ = y[-1]
+
+if __name__ == "__main__":
+    out = {}
+    for jobs in (1, 2):
+        r = run("suite.toml", methods=["last_pm2"], seeds=[0, 1], jobs=jobs, results_dir=f"r{jobs}", progress=False)
+        out[jobs] = [(x["seed"], x["coverage"], x["identity"]["plugin"]) for x in sorted(r.records, key=lambda x: x["seed"])]
+    print(json.dumps(out))
+'''
+
+
+def test_a_method_defined_in_main_runs_with_two_workers(plugin_project):
+    (plugin_project / "script.py").write_text(MAIN_METHOD)
+    done = subprocess.run([sys.executable, "script.py"], cwd=plugin_project, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(plugin_project)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["1"] == out["2"] and len(out["2"]) == 2  # the same numbers and identity with one or two workers
+    assert set(out["2"][0][2]) == {"__main__"}
+
+
+class _Fails(IntervalMethod):
+    """Fails in fit (for the error reporting)."""
+
+    name = "always_fails"
+
+    def fit(self, data, calibration=None):
+        raise RuntimeError("boom in fit")
+
+    def predict_interval(self, X):
+        raise AssertionError("never reached")
+
+
+@pytest.fixture
+def failing_method():
+    register(_Fails)
+    yield
+    base._REGISTRY.pop("always_fails", None)
+
+
+def test_run_warns_on_failed_tasks_or_raises_on_request(plugin_project, failing_method):
+    suite = plugin_project / "suite.toml"
+    with pytest.warns(RunNote, match=r"1 task\(s\) failed.*always_fails default / seed 0: RuntimeError: boom in fit"):
+        results = run(suite, methods=["always_fails", "autoreg"], results_dir=plugin_project / "w", progress=False)
+    assert len(results.run_report.failed) == 1 and {r["method"] for r in results.records} == {"autoreg",
+                                                                                             "always_fails"}
+    with pytest.raises(TasksFailed, match="boom in fit") as caught:
+        run(suite, methods=["always_fails"], results_dir=plugin_project / "x", progress=False, errors="raise")
+    assert caught.value.results.run_report.failed
+    with pytest.raises(ValueError, match="errors='loud' must be one of"):
+        run(suite, methods=["autoreg"], results_dir=plugin_project / "y", errors="loud")
+
+
+def test_a_method_that_cannot_serve_a_dataset_is_left_out_with_one_line(tmp_path):
+    pd.DataFrame({"y": np.random.default_rng(0).normal(size=400)}).to_csv(tmp_path / "y.csv", index=False)
+    csv = f"csv:{tmp_path / 'y.csv'}:y"
+    with pytest.warns(RunNote) as caught:
+        results = run(methods=["oracle", "autoreg", "cfrnn"], datasets=[csv], results_dir=tmp_path / "r",
+                      progress=False)
+    lines = [str(w.message) for w in caught]
+    assert {r["method"] for r in results.records} == {"autoreg"}
+    assert any(line.startswith(f"method 'oracle' left out on dataset '{csv}'") and "has no oracle" in line
+               for line in lines)
+    assert f"method 'cfrnn' left out on '{csv}': it serves sets of sequences only" in lines
+    assert isinstance(NotApplicable("x"), ValueError)
+
+
+def test_results_and_run_reports_have_short_reprs_and_html_tables(plugin_project):
+    results = run(plugin_project / "suite.toml", methods=["autoreg", "aci"], alpha=[0.1, 0.2],
+                  results_dir=plugin_project / "r", progress=False)
+    text = repr(results)
+    assert len(text) < 300 and "4 finished task(s)" in text and "2 alpha level(s)" in text, text
+    assert repr(results.run_report) == "<RunReport: ran 4, skipped 0 already finished>"
+    page = results._repr_html_()
+    assert page.count("<tr>") == 1 + 4 and "mean_length" in page  # header + (2 methods x 2 levels)
+    assert "<table" in results.run_report._repr_html_()
+
+
+def test_alpha_levels_coexist_share_their_base_fits_and_get_a_calibration_figure(plugin_project):
+    suite, out = plugin_project / "suite.toml", plugin_project / "r"
+    first = run(suite, methods=["aci"], alpha=0.1, results_dir=out, progress=False)
+    chunks = sorted((out / "cache" / "split").rglob("*.npz"))
+    assert chunks and len(first.records) == 1
+    both = run(suite, methods=["aci"], alpha=[0.1, 0.2], results_dir=out, progress=False)
+    # the second level reuses the first level's base fits: no new chunk, one task run
+    assert sorted((out / "cache" / "split").rglob("*.npz")) == chunks
+    assert len(both.run_report.executed) == 1 and both.run_report.skipped == 1
+    rows = both.summary.set_index("alpha")
+    assert sorted(rows.index) == [0.1, 0.2] and not both.left_out  # nothing superseded by the other level
+    assert rows.loc[0.2, "coverage"] < rows.loc[0.1, "coverage"] and rows.loc[0.2, "mean_length"] < rows.loc[
+        0.1, "mean_length"]
+    names = both.figure_names
+    assert "calibration" in names and "tradeoff-alpha0.1" in names and "tradeoff-alpha0.2" in names
+    assert "| alpha |" in both.tables().splitlines()[0]  # the table groups its rows by level
+
+
+def test_the_cli_takes_alpha_levels(plugin_project, capsys):
+    from pibench.benchmarks.cli import main
+
+    code = main(["run", "--suite", str(plugin_project / "suite.toml"), "--methods", "autoreg", "--alpha", "0.05",
+                 "0.2", "--results-dir", str(plugin_project / "r"), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == 0 and "2 task(s)" in out
+    assert sorted(load_results(plugin_project / "r").summary["alpha"]) == [0.05, 0.2]
+    assert main(["run", "--alpha", "1.5", "--results-dir", str(plugin_project / "s")]) == 2
+    assert "alpha=1.5 is outside (0, 1)" in capsys.readouterr().err
+
+
+def test_a_bad_suite_file_lists_every_problem(tmp_path):
+    (tmp_path / "bad.toml").write_text(textwrap.dedent('''
+        alpha = [0.1, 0.1]
+        colour = "blue"
+        [[datasets]]
+        name = "arr"
+        [[methods]]
+        name = "acii"
+        grid = { gamma = 0.1 }
+        [[methods]]
+        name = "aci"
+        params = { random_state = 3 }
+    '''))
+    with pytest.raises(ValueError) as caught:
+        run(tmp_path / "bad.toml", results_dir=tmp_path / "r")
+    message = str(caught.value)
+    for part in ("has 6 problems", "alpha 0.1 is given 2 times", "unknown key 'colour'", "unknown dataset 'arr'",
+                 "unknown method 'acii'", "grid gamma = 0.1 must be a non-empty list", "random_state is set by the runner"):
+        assert part in message, message
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"methods": "autoreg"}, "methods='autoreg' must be a list of names"),
+    ({"methods": []}, "methods=[] selects nothing"),
+    ({"seeds": 0}, "seeds=0 must be a list of whole numbers"),
+    ({"quick": "false"}, "quick='false' must be True or False"),
+    ({"results_dir": None}, "results_dir=None must be a folder path"),
+    ({"suite": ""}, "is not a suite"),
+])
+def test_run_checks_its_arguments_before_any_work(tmp_path, kwargs, message):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+                           .replace("]", r"\]")):
+            run(**{"results_dir": tmp_path / "r", **kwargs})
+    assert not (tmp_path / "r").exists()
