@@ -185,7 +185,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     report = sub.add_parser("report", help="summary tables (markdown + CSV), figures and HTML from stored results")
     report.add_argument("--results-dir", default=DEFAULT_RESULTS)
-    report.add_argument("--html", action="store_true", help="also write DIR/report.html (self-contained, figures inline)")
+    report.add_argument("--html", action="store_true",
+                        help="also write DIR/report.html (self-contained, figures inline)")
     report.add_argument("--figures", metavar="FOLDER", help="also write every figure as PNG and SVG into FOLDER")
     report.set_defaults(func=_report)
 
@@ -203,7 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     data_sub = data.add_subparsers(dest="data_command", required=True)
     fetch = data_sub.add_parser("fetch", help="download a public dataset and verify its checksum")
     fetch.add_argument("name", help="dataset key, e.g. fesp")
-    fetch.add_argument("--data-dir", default=None, help="target folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
+    fetch.add_argument("--data-dir", default=None,
+                       help="target folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
     fetch.add_argument("--force", action="store_true", help="download again even if the file is present")
     fetch.set_defaults(func=_fetch)
     return parser

@@ -105,10 +105,11 @@ def load_task_data(task: Task, data_dir: str | None, expected: str | None = None
 
 def task_problem(task: Task, data_dir: str | None) -> LoadedData:
     """The data of a bound task, checked against the fingerprint it was bound to."""
-    loaded = load_task_data(task, data_dir, task.identity["data"])
-    if loaded.fingerprint != task.identity["data"]:
+    expected = task.bound_identity["data"]
+    loaded = load_task_data(task, data_dir, expected)
+    if loaded.fingerprint != expected:
         raise ValueError(f"the data of dataset {task.config['dataset']['label']!r} changed after the run was "
-                         f"prepared (fingerprint {task.identity['data']}, now {loaded.fingerprint}); rerun to "
+                         f"prepared (fingerprint {expected}, now {loaded.fingerprint}); rerun to "
                          "compute its tasks on the new data.")
     return loaded
 
@@ -200,7 +201,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
                 where = f"method {c['method']['name']!r} ({c['setting']}) on dataset {c['dataset']['label']!r}"
                 problems[f"{where}: {_message(exc)}"] = None
                 continue
-            identity = {"data": fingerprint, "code": code}
+            identity: dict[str, object] = {"data": fingerprint, "code": code}
             plugin = method_code_identity(cls)
             if plugin:
                 identity["plugin"] = plugin

@@ -64,7 +64,8 @@ def identity_change(before: dict, after: dict) -> str | None:
     code, or the source of a method defined outside pibench (naming its file)."""
     reasons = []
     if before.get("data") != after.get("data"):
-        reasons.append(f"the data changed (fingerprint {str(before.get('data'))[:12]} -> {str(after.get('data'))[:12]})")
+        old, new = str(before.get("data"))[:12], str(after.get("data"))[:12]
+        reasons.append(f"the data changed (fingerprint {old} -> {new})")
     if before.get("code") != after.get("code"):
         reasons.append(f"pibench code changed ({before.get('code')} -> {after.get('code')})")
     plugin = describe_change(before.get("plugin"), after.get("plugin"))

@@ -14,8 +14,9 @@ import time
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -51,7 +52,8 @@ def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | No
     extra = {}
     if isinstance(problem, SeriesProblem):
         steps = np.arange(problem.test_start, problem.test_start + n)
-        index = {"t": np.repeat(steps, k), "time": np.repeat(problem.time[steps].astype(str), k),
+        labels = problem.time[steps] if problem.time is not None else steps
+        index = {"t": np.repeat(steps, k), "time": np.repeat(labels.astype(str), k),
                  "group": np.tile(np.asarray(problem.groups), n)}
         extra = {} if volatility is None else {"volatility": volatility.ravel()}
     else:
@@ -91,25 +93,25 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
     ``method``, ``cell``: the task's method, already trained in a cell (:func:`execute_cell`), and
     what the record says about that cell.
     """
-    c = task.config
+    c, identity = task.config, task.bound_identity
     record = {
         "task_id": task.task_id, "suite": c["suite"], "dataset": c["dataset"]["label"],
         "method": c["method"]["name"], "setting": c["setting"], "seed": c["seed"], "alpha": c["alpha"],
-        "config": c, "identity": task.identity, "data_fingerprint": task.identity["data"],
+        "config": c, "identity": identity, "data_fingerprint": identity["data"],
         "data_seed": task.data_seed, "method_seed": task.method_seed,
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), **provenance(),
+        "started_at": datetime.now(UTC).isoformat(timespec="milliseconds"), **provenance(),
         "device": device, **({"cell": cell} if cell else {}),
     }
     predictions = None
     tic = time.perf_counter()
     try:
-        if record["code_version"] != task.identity["code"]:
+        if record["code_version"] != identity["code"]:
             raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
-                               f"with {task.identity['code']}: every worker must run the same checkout.")
+                               f"with {identity['code']}: every worker must run the same checkout.")
         runs = method_code_identity(type(method) if method is not None else task_method_class(task))
-        if runs != task.identity.get("plugin", {}):  # never one code's numbers under another's name
+        if runs != identity.get("plugin", {}):  # never one code's numbers under another's name
             raise RuntimeError(f"this worker would run other code for method {c['method']['name']!r} ({runs}) than "
-                               f"the run was prepared with ({task.identity.get('plugin', {})}).")
+                               f"the run was prepared with ({identity.get('plugin', {})}).")
         record["device"], record["generator"] = describe_device(device), generator_family(device)
         with task_runtime(threads, device):
             problem, _, record["data_files"] = task_problem(task, data_dir)
@@ -118,6 +120,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             method.prepare(problem)
             plan = forecast_plan(task, problem, method, device)
             if plan is not None and (shared or not missing_chunks(plan, results_dir)):
+                assert isinstance(method, SplitConformalMethod)  # only those have a plan
                 method.use_forecasts(load_forecasts(plan, results_dir))  # raises if a chunk failed
                 record["shared_base_fits"] = plan.key
             cap = default_cap(*problem.train_target_range())
@@ -151,6 +154,8 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
         with task_runtime(threads, device):
             problem = task_problem(task, data_dir).problem
             plan = forecast_plan(task, problem, task_method(task), device)
+            if plan is None or not isinstance(problem, SeriesProblem):
+                raise RuntimeError(f"{task.label()} has no shared base fits to compute.")
             write_chunk(problem, task.config["protocol"], plan, fits, results_dir)
         return {"method": "base fits", "status": "ok"}
     except Exception as exc:
@@ -163,16 +168,21 @@ def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: st
     on its trained method. If the cell cannot train together, each task trains alone (its
     record says why, under ``cell``). Never raises."""
     tic = time.perf_counter()
+    methods: list[IntervalMethod | None]
+    cell: dict[str, object]
     try:
         with task_runtime(threads, device):
-            methods = [task_method(task) for task in tasks]
+            trained = [task_method(task) for task in tasks]
             datas = []
             for task in tasks:
                 problem = task_problem(task, data_dir).problem
+                if not isinstance(problem, SeriesProblem):
+                    raise TypeError("a cell trains on series problems only")
                 schedule = series_schedule(problem, **task.config["protocol"])
                 datas.append(problem.window(schedule.window_start(schedule.fit_steps[0]), schedule.fit_steps[0]))
-            type(methods[0]).fit_together(methods, datas)
-        cell = {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
+            cell_class: Any = type(trained[0])  # cells() chose a method class that has fit_together
+            cell_class.fit_together(trained, datas)
+        methods, cell = list(trained), {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
     except Exception as exc:
         methods, cell = [None] * len(tasks), {"members": len(tasks), "error": f"{type(exc).__name__}: {exc}"}
     return [execute_task(task, results_dir, data_dir, threads, False, device, method, cell)
@@ -302,9 +312,10 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                     tqdm(total=jobs, desc="pibench", unit="job", disable=not progress) as bar:
                 _drain(phase1, workers, bar, executed)
                 _drain(phase2, workers, bar, executed)
-        plugins = {t.config["method"]["name"]: t.identity.get("plugin", {}) for t in tasks if t.identity.get("plugin")}
+        plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
+                   if "plugin" in t.bound_identity}
         current, _ = select_current(store.records(), code_version(), plugins)
-        summary = write_summary(current, results_dir)
+        summary = write_summary(current, Path(results_dir))
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary, notes=notes,
                      redone=redone)
 
@@ -318,7 +329,7 @@ def _why_again(todo: list[Task], why: dict[str, str | None], store: ResultsStore
     earlier = store.identities_by_config() if new else {}
     for task in new:
         before = [entry for entry in earlier.get(stable_hash(task.config), []) if entry[1] != task.task_id]
-        reason = identity_change(max(before, key=lambda e: e[0])[2], task.identity) if before else None
+        reason = identity_change(max(before, key=lambda e: e[0])[2], task.bound_identity) if before else None
         if reason:
             lines.append(f"{task.label()} (task {task.task_id}): {reason}")
     return lines

@@ -26,7 +26,7 @@ import os
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -80,7 +80,8 @@ def check_results_dir(root: str | os.PathLike, *, for_writing: bool = True) -> P
         return root
     for folder in (root / "tasks", root / "cache"):
         if folder.exists() and not _writable(folder):
-            raise ValueError(f"--results-dir {root}: no permission to write in {folder} (or it is not a folder); make it "
+            raise ValueError(f"--results-dir {root}: no permission to write in {folder} (or it is not a folder); "
+                             "make it "
                              "a writable folder, or give another --results-dir.")
     existing = next((p for p in [root, *root.parents] if p.exists()), None)
     if existing is not None and not _writable(existing):
@@ -128,7 +129,7 @@ class ResultsStore:
                                  "to finish, or give another --results-dir.") from None
             fh.seek(0)
             fh.truncate()
-            fh.write(f"pid {os.getpid()}, started {datetime.now(timezone.utc).isoformat(timespec='seconds')}")
+            fh.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}")
             fh.flush()
             try:
                 yield self
@@ -186,7 +187,7 @@ class ResultsStore:
         for path in sorted(self.tasks_dir.glob("*.json")):
             record, why = self._load(path)
             if record is None:
-                skipped.append(Skipped(path, why))
+                skipped.append(Skipped(path, why or "unreadable"))
             else:
                 records.append(record)
         return records, skipped

@@ -95,10 +95,15 @@ class Task:
         return Task(self.config, identity, method_class)
 
     @property
-    def task_id(self) -> str:
+    def bound_identity(self) -> dict:
+        """The identity of a bound task (RuntimeError for one not bound yet)."""
         if self.identity is None:
             raise RuntimeError("a task gets its id once bound to its data: run benchmarks.preflight.prepare_tasks.")
-        return stable_hash({"config": self.config, **self.identity})[:20]
+        return self.identity
+
+    @property
+    def task_id(self) -> str:
+        return stable_hash({"config": self.config, **self.bound_identity})[:20]
 
     @property
     def data_seed(self) -> int:
@@ -115,7 +120,8 @@ class Task:
 
     def label(self) -> str:
         c = self.config
-        return f"{c['dataset']['label']} / {c['method']['name']} {c['setting']} / seed {c['seed']} / alpha {c['alpha']:g}"
+        return (f"{c['dataset']['label']} / {c['method']['name']} {c['setting']} / seed {c['seed']} "
+                f"/ alpha {c['alpha']:g}")
 
 
 def builtin_suites() -> dict[str, Path]:
@@ -175,14 +181,15 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
 
 
 #: What each table of a suite file may hold, and the TOML type of each key.
-_SUITE_KEYS = {"name": str, "description": str, "alpha": (int, float, list), "seeds": list, "protocol": dict,
-               "quick": dict, "datasets": list, "methods": list, "device": str}
-_ENTRY_KEYS = {
+_SUITE_KEYS: dict[str, type | tuple[type, ...]] = {
+    "name": str, "description": str, "alpha": (int, float, list), "seeds": list, "protocol": dict, "quick": dict,
+    "datasets": list, "methods": list, "device": str}
+_ENTRY_KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "datasets": {"name": str, "label": str, "params": dict, "protocol": dict, "quick": dict, "optional": bool},
     "methods": {"name": str, "setting": str, "params": dict, "grid": dict, "protocol": dict, "datasets": list,
                 "quick": dict},
 }
-_QUICK_ONLY = {"skip": bool}
+_QUICK_ONLY: dict[str, type | tuple[type, ...]] = {"skip": bool}
 _KIND_NAMES = {str: "string", dict: "table", list: "list", bool: "boolean (true or false)"}
 
 

@@ -142,7 +142,8 @@ def describe_change(before: dict[str, str] | None, after: dict[str, str] | None)
 
 
 def display_name(module: str) -> str:
-    """A module's file as messages name it, from its name alone (``mypi.rolling_gauss`` -> ``mypi/rolling_gauss.py``)."""
+    """A module's file as messages name it, from its name alone (``mypi.rolling_gauss`` ->
+    ``mypi/rolling_gauss.py``)."""
     return "__main__ (the running script or notebook)" if module == "__main__" else module.replace(".", "/") + ".py"
 
 
@@ -176,7 +177,7 @@ def reload_if_stale(cls: type) -> type | None:
         except Exception as exc:
             raise StaleSourceError(f"{names} changed on disk after it was imported, and importing it again "
                                    f"failed ({type(exc).__name__}: {exc}); fix the file and run again.") from None
-    new = sys.modules[cls.__module__]
+    new: object = sys.modules[cls.__module__]
     for part in cls.__qualname__.split("."):
         new = getattr(new, part, None)
     if not isinstance(new, type):

@@ -28,15 +28,18 @@ class Oracle(IntervalMethod):
     shape = "any"
 
     def prepare(self, problem: SeriesProblem | SetProblem) -> None:
-        sets = isinstance(problem, SetProblem)
-        truth = set_oracle(problem, self.alpha) if sets else series_oracle(problem)
-        if truth is None:
-            raise NotApplicable(f"dataset {problem.name!r} has no oracle: the oracle runs on the built-in synthetic "
-                             "data (ar, nlar, expar, regime, seasonal_sets), whose conditional law is known.")
-        if sets:
-            self.sets_ = truth
+        if isinstance(problem, SetProblem):
+            sets = set_oracle(problem, self.alpha)
+            if sets is not None:
+                self.sets_ = sets
+                return
         else:
-            (self.mean_, self.scale_), self.step_ = truth, problem.test_start
+            series = series_oracle(problem)
+            if series is not None:
+                (self.mean_, self.scale_), self.step_ = series, problem.test_start
+                return
+        raise NotApplicable(f"dataset {problem.name!r} has no oracle: the oracle runs on the built-in synthetic "
+                            "data (ar, nlar, expar, regime, seasonal_sets), whose conditional law is known.")
 
     def fit(self, data: SeriesData, calibration=None) -> Oracle:
         self.check_params()

@@ -14,12 +14,13 @@ import html
 import platform
 import time
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 
 from pibench.reports.figures.catalog import available_figures, close, figure_bytes
 from pibench.reports.figures.results import StoredResults
+from pibench.reports.summary import plugin_code
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; padding: 0 1em; }
@@ -84,10 +85,11 @@ def _provenance(results: StoredResults, wall_seconds: float) -> str:
     packages = dict(versions.most_common(1)[0][0]) if versions else {}
     starts = sorted(r["started_at"] for r in records if r.get("started_at"))
     facts = {
-        "report written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "report written": datetime.now(UTC).isoformat(timespec="seconds"),
         "report built in": f"{wall_seconds:.1f} s on {platform.node()}",
         "tasks ran": f"{starts[0]} to {starts[-1]}" if starts else "-",
         "code versions": ", ".join(sorted({r["identity"].get("code", "?") for r in records})),
+        "plugin code": ", ".join(sorted({p for p in map(plugin_code, records) if p})) or "-",
         "git commits": ", ".join(sorted({str(r.get("git_commit")) for r in records})),
         "hosts": ", ".join(sorted({str(r.get("host")) for r in records})),
         "python": ", ".join(sorted({str(r.get("python")) for r in records})),

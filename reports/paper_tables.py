@@ -13,7 +13,6 @@ import pandas as pd
 
 from pibench.reports.summary import set_rows, setting_sort_key
 
-
 #: The miscoverage level of every table of the paper: rows at other levels are never set beside its values.
 PAPER_ALPHA = 0.1
 
@@ -103,7 +102,7 @@ def fesp_comparison(summary: pd.DataFrame, suite: str = "fesp", paper_level: boo
             mine = mine[mine["setting"] == setting]
         paper = ref[(ref["method"] == ref_method) & (ref["setting"] == ref_setting)].set_index("metric")
 
-        def p(metric, column="value"):
+        def p(metric: str, column: str = "value", paper: pd.DataFrame = paper) -> float:
             return float(paper.at[metric, column]) if metric in paper.index else np.nan
 
         for m in mine.itertuples():  # one row per setting (e.g. PA with the paper's and tuned settings)
@@ -136,7 +135,8 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
         return ""
     rows = [{
         "method": r.label, "coverage %": _fmt(100 * r.coverage), "paper coverage %": _fmt(r.paper_coverage),
-        "mean length (std)": _fmt(r.mean_length, r.std_length), "paper mean (std)": _fmt(r.paper_mean, r.paper_mean_std),
+        "mean length (std)": _fmt(r.mean_length, r.std_length),
+        "paper mean (std)": _fmt(r.paper_mean, r.paper_mean_std),
         "median length (IQR)": _fmt(r.median_length, r.iqr_length),
         "paper median (IQR)": _fmt(r.paper_median, r.paper_median_iqr), "#inf": int(r.n_infinite), "n": int(r.n_test),
     } for r in table.itertuples()]
@@ -157,7 +157,12 @@ def order_selection_comparison(summary: pd.DataFrame, suite: str = "ar_order") -
     selected lag sets (against the true lags within the method's reach, its ``candidate_lags``
     diagnostic), mean estimated order, #hidden links, MSPE, MSFE and coverage; the paper's
     PA-RNN values beside them (columns paper_*, NaN where the paper has none)."""
-    from pibench.reports.order_selection import TRUE_LAGS, false_selection_rate, negative_selection_rate, selectable_truth
+    from pibench.reports.order_selection import (
+        TRUE_LAGS,
+        false_selection_rate,
+        negative_selection_rate,
+        selectable_truth,
+    )
 
     summary = at_paper_level(summary)
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok")]
@@ -202,7 +207,8 @@ def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str
         "MSFE": _fmt(r.msfe, digits=3), "paper MSFE": _fmt(r.paper_msfe, digits=3),
         "coverage %": _fmt(100 * r.coverage),
     } for r in table.itertuples()]
-    return (f"### Order selection{f' ({suite})' if suite != 'ar_order' else ''}: measured vs paper PA-RNN (oracle MSPE = 1.0, oracle 90% length 3.29)\n\n"
+    where = f" ({suite})" if suite != "ar_order" else ""
+    return (f"### Order selection{where}: measured vs paper PA-RNN (oracle MSPE = 1.0, oracle 90% length 3.29)\n\n"
             + _markdown(rows))
 
 
@@ -254,7 +260,7 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_level
         else:
             groups = [(name, mine)]
         for label, part_of_method in groups:
-            row = {"method": label}
+            row: dict[str, str | int] = {"method": label}
             for dataset in datasets:
                 part = part_of_method[part_of_method["dataset"] == dataset]
                 cov, length = 100 * part["joint_coverage"], part["mean_length"]
@@ -262,7 +268,7 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_level
                 paper = ref[(ref["method"] == SET_METHODS.get(method)) & (ref["dataset"] == dataset)]
                 paper = paper.set_index("metric")
 
-                def paper_value(metric, digits=2):
+                def paper_value(metric: str, digits: int = 2, paper: pd.DataFrame = paper) -> str:
                     if metric not in paper.index:
                         return "-"
                     return _fmt(paper.at[metric, "value"], paper.at[metric, "std"], digits=digits)

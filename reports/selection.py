@@ -70,14 +70,15 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
     """
     plugins = plugins or {}
     checksums: dict[str, str | None] = {}
-    left_out, rows = [], {}
+    left_out: list[LeftOut] = []
+    rows: dict[tuple[object, ...], list[dict]] = {}
     for record in records:
         changed = _changed_file(record, checksums)
         if changed:
             left_out.append(LeftOut(record["task_id"], f"its data file {changed} has changed since it ran"))
             continue
         rows.setdefault(tuple(record.get(k) for k in ROW), []).append(record)
-    chosen = []
+    chosen: list[dict] = []
     for group in rows.values():
         newest: dict[tuple[str, str, str], str] = {}
         for record in group:
@@ -86,7 +87,8 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
         loaded = plugins.get(group[0]["method"])
         loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
 
-        def rank(v: tuple[str, str, str]) -> tuple[bool, bool, str]:
+        def rank(v: tuple[str, str, str], loaded_json: str | None = loaded_json,
+                 newest: dict[tuple[str, str, str], str] = newest) -> tuple[bool, bool, str]:
             return v[0] == code_version, v[1] == loaded_json, newest[v]
 
         pick = max(newest, key=rank)

@@ -74,10 +74,18 @@ def summary_row(record: dict) -> dict:
     return row
 
 
+def _horizon_digits(column: str) -> str:
+    """The horizon of a per-horizon coverage column ``coverage_h<h>``, as written in its name."""
+    match = HORIZON_COLUMN.match(column)
+    if match is None:
+        raise ValueError(f"not a per-horizon coverage column: {column!r}")
+    return match.group(1)
+
+
 def horizon_columns(frame: pd.DataFrame) -> list[str]:
     """The frame's per-horizon coverage columns in horizon order (h1, h2, ..., h10, not as text)."""
     return sorted((c for c in frame.columns if HORIZON_COLUMN.match(str(c))),
-                  key=lambda c: int(HORIZON_COLUMN.match(c).group(1)))
+                  key=lambda c: int(_horizon_digits(c)))
 
 
 def set_rows(frame: pd.DataFrame) -> pd.Series:
@@ -229,7 +237,8 @@ def _alpha_of(rows: pd.DataFrame) -> float | None:
 
 def _sets_table(rows: pd.DataFrame) -> str:
     horizons = horizon_columns(rows)
-    ratio = ["length_ratio_oracle"] if "length_ratio_oracle" in rows and rows["length_ratio_oracle"].notna().any() else []
+    has_ratio = "length_ratio_oracle" in rows and rows["length_ratio_oracle"].notna().any()
+    ratio = ["length_ratio_oracle"] if has_ratio else []
     table = _seed_means(rows, ["joint_coverage", "marginal_coverage", *horizons, "mean_length", *ratio,
                                "median_length", "n_infinite", "winkler", "n_test"])
     worst = table[horizons].min(axis=1, skipna=True) if horizons else pd.Series(float("nan"), index=table.index)
@@ -261,7 +270,7 @@ def _per_horizon_tables(rows: pd.DataFrame) -> list[str]:
                    f"{100 * (1 - alpha / H):.2f}%, joint {100 * (1 - alpha):g}%" if alpha is not None else "")
         title = f"### {dataset} ({suite}): coverage % per horizon, H = {H} (seed means{targets})\n\n"
         values = 100 * means[horizons]
-        values.columns = [f"h{HORIZON_COLUMN.match(c).group(1)}" for c in horizons]
+        values.columns = [f"h{_horizon_digits(c)}" for c in horizons]
         if H <= MAX_HORIZON_COLUMNS:
             table = pd.concat([means[["method", "setting", "seeds"]], values], axis=1)
             table["seeds"] = table["seeds"].astype(int)

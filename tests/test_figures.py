@@ -60,7 +60,8 @@ def stored(runs) -> StoredResults:
 @pytest.fixture(scope="module")
 def fesp_store():
     runs = [series_run("fesp", "fesp", "aci", f"gamma={g:g}", 1.6 + 10 * g) for g in (0.0, 0.001, 0.01, 0.05)]
-    runs += [series_run("fesp", "fesp", "agaci", "default", 1.7), series_run("fesp", "fesp", "nexcp", "decay=0.99", 1.8),
+    runs += [series_run("fesp", "fesp", "agaci", "default", 1.7),
+             series_run("fesp", "fesp", "nexcp", "decay=0.99", 1.8),
              series_run("fesp", "fesp", "pa", "paper", 2.5, kind="offline")]
     return stored(runs)
 
@@ -202,3 +203,111 @@ def test_catalog_lists_only_what_the_store_has(fesp_store):
     assert names == ["fesp_comparison-fesp", "coverage_by_hour-fesp", "tradeoff", "rolling_coverage-fesp",
                      "interval_bands-fesp", "gamma_sweep-fesp"]
     assert available_figures(stored([])) == []
+
+
+def _legend_styles(fig) -> dict[str, tuple]:
+    """label -> (colour, marker) of the figure legend's handles."""
+    from matplotlib.colors import to_hex
+
+    styles = {}
+    for legend in fig.legends:
+        for handle, text in zip(legend.legend_handles, legend.get_texts()):
+            if hasattr(handle, "get_marker"):
+                colour, marker = handle.get_color(), handle.get_marker()
+            else:  # a scatter's PathCollection: its marker is its path
+                colour, marker = handle.get_facecolor()[0], tuple(handle.get_paths()[0].vertices.round(3).ravel())
+            styles[text.get_text()] = (to_hex(colour), marker)
+    return styles
+
+
+def test_every_method_is_in_every_figure_with_a_style_of_its_own():
+    """14 methods (two plugins, the oracle, two methods whose built-in colours coincide) on an online
+    dataset at two levels: each figure shows every method, no two alike; the oracle is thick grey."""
+    from pibench.reports.figures.style import ORACLE_STYLE, figure_styles
+
+    methods = ["aci", "agaci", "nexcp", "enbpi", "autoreg", "quantile_tracker", "mapie_aci", "conformal_pid",
+               "aci_decay", "dtaci", "sf_ogd", "saocp", "oracle", "rolling_gauss", "my_band"]
+    runs = []
+    for level in (0.1, 0.2):
+        for i, method in enumerate(methods):
+            record, frame = series_run("default", "ar1", method, "default", 1.2 + 0.05 * i - 2 * (level - 0.1),
+                                       days=80, groups=1)
+            record.update(alpha=level, task_id=f"{record['task_id']}-{level}", coverage_vol_low=0.9,
+                          coverage_vol_mid=0.9 - 0.01 * i, coverage_vol_high=0.85)
+            runs.append((record, frame))
+    results = stored(runs)
+    styles = figure_styles(methods)
+    assert len({(s.colour, s.marker) for s in styles.values()}) == len(methods)
+    assert styles["oracle"] == ORACLE_STYLE and styles["quantile_tracker"].colour == styles["mapie_aci"].colour
+    specs = {spec.name: spec for spec in available_figures(results)}
+    kinds = {name.split("-")[0] for name in specs}
+    assert kinds == {"tradeoff", "rolling_coverage", "interval_bands", "conditional_coverage", "calibration"}
+    assert all(name == "calibration" or name.endswith(("-alpha0.1", "-alpha0.2")) for name in specs)
+    for name, spec in specs.items():
+        fig = spec.draw()
+        kind = name.split("-")[0]
+        if kind in ("rolling_coverage", "interval_bands"):  # a panel per method, titled by it
+            titles = [ax.get_title().split(":")[0] for ax in axes_of(fig)]
+            assert sorted(titles) == sorted(methods), (name, titles)
+        else:  # one legend entry per method, no two alike
+            legend = {label: style for label, style in _legend_styles(fig).items() if label in methods}
+            assert set(legend) == set(methods), (name, set(methods) - set(legend))
+            drawn = {(c, m) for c, m in legend.values()}
+            assert len(drawn) == len(methods), name
+        close(fig)
+
+
+def test_tradeoff_points_carry_each_methods_marker():
+    from matplotlib.colors import to_hex
+
+    from pibench.reports.figures.style import figure_styles
+
+    methods = ["quantile_tracker", "mapie_aci", "rolling_gauss", "oracle"]
+    results = stored([series_run("default", "ar1", m, "default", 1.0 + i / 10, days=30, groups=1)
+                      for i, m in enumerate(methods)])
+    fig = tradeoff_figure(results)
+    styles = figure_styles(methods)
+    seen = {}
+    for collection in (c for c in axes_of(fig)[0].collections if isinstance(c, PathCollection)):
+        seen[collection.get_label()] = (to_hex(collection.get_facecolor()[0]), collection.get_paths()[0])
+    assert set(seen) == set(methods)
+    # same colour for the two sky-blue methods, told apart by their marker paths
+    assert seen["quantile_tracker"][0] == seen["mapie_aci"][0] == styles["mapie_aci"].colour.lower()
+    assert len(seen["quantile_tracker"][1].vertices) != len(seen["mapie_aci"][1].vertices)
+    assert seen["oracle"][0] == styles["oracle"].colour.lower()
+    assert fig.legends and not axes_of(fig)[0].get_legend()  # the legend sits outside the data
+    close(fig)
+
+
+def test_short_test_spans_adapt_the_window_or_leave_the_figure_out():
+    record, frame = series_run("fesp", "fesp", "aci", "gamma=0.01", 1.6, days=30)
+    results = stored([(record, frame)])
+    names = [spec.name for spec in available_figures(results)]
+    assert "rolling_coverage-fesp" in names
+    fig = rolling_coverage_figure(results, "fesp", "fesp")
+    (line,) = [ln for ln in axes_of(fig)[0].get_lines() if ln.get_linestyle() == "-"]
+    assert len(line.get_ydata()) == 30 - 10 + 1  # a 10-day window over 30 days, not an empty 30-day one
+    assert "2019-01-01 to 2019-01-30 (30 days)" in fig._suptitle.get_text()
+    close(fig)
+    tiny = stored([series_run("fesp", "fesp", "aci", "gamma=0.01", 1.6, days=4)])
+    assert "rolling_coverage-fesp" not in [spec.name for spec in available_figures(tiny)]
+
+
+def test_heat_map_numbers_are_white_on_dark_cells(fesp_store):
+    from matplotlib.colors import to_rgba
+
+    fig = coverage_by_hour_figure(fesp_store)
+    ax = axes_of(fig)[0]
+    image = ax.get_images()[0]
+    darks = 0
+    for text in ax.texts:
+        x, y = text.get_position()
+        r, g, b, _ = image.cmap(image.norm(image.get_array()[int(y), int(x)]))
+        dark = 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.35
+        if dark:
+            darks += 1
+            assert to_rgba(text.get_color()) == to_rgba("white")
+        elif 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.6:
+            assert to_rgba(text.get_color()) == to_rgba("black")
+    assert darks > 0  # the store has cells far enough from nominal to be dark
+    close(fig)

@@ -1,10 +1,9 @@
-"""`pibench report --html` / `--figures` and `pibench plot` on a store built by real runs; the page in a real browser."""
+"""`pibench report --html` / `--figures` and `pibench plot` on a store built by real runs; the page in a real
+browser."""
 
-import re
 import shutil
 import textwrap
 from html.parser import HTMLParser
-from pathlib import Path
 
 import pytest
 

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import pibench.methods.base as base
-from pibench import Interval, IntervalMethod, NotApplicable, RunNote, TasksFailed, load_results, register, run
+from pibench import IntervalMethod, NotApplicable, RunNote, TasksFailed, load_results, register, run
 from pibench.methods.code_identity import method_code_identity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -73,8 +73,8 @@ from pibench import run
 
 def row(results):
     (record,) = [r for r in results.records if r["method"] == "rolling_gauss"]
-    return {"mean_length": record["mean_length"], "coverage": record["coverage"], "plugin": record["identity"]["plugin"],
-            "task_id": record["task_id"]}
+    return {"mean_length": record["mean_length"], "coverage": record["coverage"],
+            "plugin": record["identity"]["plugin"], "task_id": record["task_id"]}
 
 jobs = int(sys.argv[1])
 first = run("suite.toml", jobs=jobs, results_dir="r", progress=False)
@@ -102,6 +102,7 @@ def plugin_project(tmp_path) -> Path:
     (tmp_path / "mypi" / "__init__.py").write_text("")
     (tmp_path / "mypi" / "rolling_gauss.py").write_text(PLUGIN)
     (tmp_path / "suite.toml").write_text(SUITE)
+    (tmp_path / "series.toml").write_text(SUITE.replace("rolling_gauss", "autoreg"))  # for this process
     return tmp_path
 
 
@@ -194,6 +195,7 @@ print(after is m.RollingGauss, after is not before, [str(w.message) for w in cau
 
 MAIN_METHOD = '''
 import json, sys
+import mypi.rolling_gauss  # the suite file names it
 from pibench import Interval, IntervalMethod, register, run
 
 @register
@@ -216,7 +218,8 @@ if __name__ == "__main__":
     out = {}
     for jobs in (1, 2):
         r = run("suite.toml", methods=["last_pm2"], seeds=[0, 1], jobs=jobs, results_dir=f"r{jobs}", progress=False)
-        out[jobs] = [(x["seed"], x["coverage"], x["identity"]["plugin"]) for x in sorted(r.records, key=lambda x: x["seed"])]
+        rows = sorted(r.records, key=lambda x: x["seed"])
+        out[jobs] = [(x["seed"], x["coverage"], x["identity"]["plugin"]) for x in rows]
     print(json.dumps(out))
 '''
 
@@ -251,8 +254,9 @@ def failing_method():
 
 
 def test_run_warns_on_failed_tasks_or_raises_on_request(plugin_project, failing_method):
-    suite = plugin_project / "suite.toml"
-    with pytest.warns(RunNote, match=r"1 task\(s\) failed.*always_fails default / seed 0: RuntimeError: boom in fit"):
+    suite = plugin_project / "series.toml"
+    failed = r"(?s)1 task\(s\) failed.*always_fails default / seed 0: RuntimeError: boom in fit"
+    with pytest.warns(RunNote, match=failed):
         results = run(suite, methods=["always_fails", "autoreg"], results_dir=plugin_project / "w", progress=False)
     assert len(results.run_report.failed) == 1 and {r["method"] for r in results.records} == {"autoreg",
                                                                                              "always_fails"}
@@ -278,18 +282,18 @@ def test_a_method_that_cannot_serve_a_dataset_is_left_out_with_one_line(tmp_path
 
 
 def test_results_and_run_reports_have_short_reprs_and_html_tables(plugin_project):
-    results = run(plugin_project / "suite.toml", methods=["autoreg", "aci"], alpha=[0.1, 0.2],
+    results = run(plugin_project / "series.toml", methods=["autoreg", "aci"], alpha=[0.1, 0.2],
                   results_dir=plugin_project / "r", progress=False)
     text = repr(results)
     assert len(text) < 300 and "4 finished task(s)" in text and "2 alpha level(s)" in text, text
     assert repr(results.run_report) == "<RunReport: ran 4, skipped 0 already finished>"
     page = results._repr_html_()
-    assert page.count("<tr>") == 1 + 4 and "mean_length" in page  # header + (2 methods x 2 levels)
+    assert page.count("<tr") == 1 + 4 and "mean_length" in page  # header + (2 methods x 2 levels)
     assert "<table" in results.run_report._repr_html_()
 
 
 def test_alpha_levels_coexist_share_their_base_fits_and_get_a_calibration_figure(plugin_project):
-    suite, out = plugin_project / "suite.toml", plugin_project / "r"
+    suite, out = plugin_project / "series.toml", plugin_project / "r"
     first = run(suite, methods=["aci"], alpha=0.1, results_dir=out, progress=False)
     chunks = sorted((out / "cache" / "split").rglob("*.npz"))
     assert chunks and len(first.records) == 1
@@ -309,7 +313,7 @@ def test_alpha_levels_coexist_share_their_base_fits_and_get_a_calibration_figure
 def test_the_cli_takes_alpha_levels(plugin_project, capsys):
     from pibench.benchmarks.cli import main
 
-    code = main(["run", "--suite", str(plugin_project / "suite.toml"), "--methods", "autoreg", "--alpha", "0.05",
+    code = main(["run", "--suite", str(plugin_project / "series.toml"), "--methods", "autoreg", "--alpha", "0.05",
                  "0.2", "--results-dir", str(plugin_project / "r"), "--no-progress"])
     out = capsys.readouterr().out
     assert code == 0 and "2 task(s)" in out
@@ -335,7 +339,8 @@ def test_a_bad_suite_file_lists_every_problem(tmp_path):
         run(tmp_path / "bad.toml", results_dir=tmp_path / "r")
     message = str(caught.value)
     for part in ("has 6 problems", "alpha 0.1 is given 2 times", "unknown key 'colour'", "unknown dataset 'arr'",
-                 "unknown method 'acii'", "grid gamma = 0.1 must be a non-empty list", "random_state is set by the runner"):
+                 "unknown method 'acii'", "grid gamma = 0.1 must be a non-empty list",
+                 "random_state is set by the runner"):
         assert part in message, message
     assert not (tmp_path / "r").exists()
 
@@ -355,3 +360,38 @@ def test_run_checks_its_arguments_before_any_work(tmp_path, kwargs, message):
                            .replace("]", r"\]")):
             run(**{"results_dir": tmp_path / "r", **kwargs})
     assert not (tmp_path / "r").exists()
+
+
+def _readme_block(opening: str) -> str:
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index(f"```python\n{opening}") + len("```python\n")
+    return readme[start:readme.index("```", start)]
+
+
+def test_the_readme_notebook_loop_runs_as_written(tmp_path):
+    """The README's cells: define, run, edit cell 1 and run cells 1 and 2 again; then its set method."""
+    loop = _readme_block("# cell 1")
+    cells_1_2, marker, cell_3 = loop.partition("# cell 3")
+    cell_3 = marker + cell_3
+    edited = cells_1_2.replace("lookback: int = 50", "lookback: int = 100")
+    assert edited != cells_1_2
+    band = _readme_block("@register\nclass NaiveBand")
+    script = (cells_1_2 + "\nfirst = results\n" + edited + "\n" + cell_3 + "\n" + band + textwrap.dedent('''
+        import json
+        sets = run(methods=["naive_band"], datasets=["seasonal_sets"], results_dir="sets", progress=False)
+        print(json.dumps({"first": [r["method"] for r in first.run_report.executed],
+                          "second": [r["method"] for r in results.run_report.executed],
+                          "redone": results.run_report.redone, "skipped": results.run_report.skipped,
+                          "joint": sets.records[0]["joint_coverage"], "summary": str(results)}))
+    '''))
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "MPLBACKEND": "Agg"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "registered again" in done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(out["first"]) == {"aci", "oracle", "rolling_gauss"} and out["first"].count("rolling_gauss") == 1
+    assert out["second"] == ["rolling_gauss"] and out["skipped"] == len(out["first"]) - 1
+    (line,) = out["redone"]
+    assert line.startswith("ar1 / rolling_gauss default") and "plugin source changed: __main__" in line
+    assert 0.85 < out["joint"] <= 1.0  # Bonferroni over the horizons keeps the joint level (90%)
+    assert out["summary"].startswith(f"<Results mine: {len(out['first'])} finished task(s)")

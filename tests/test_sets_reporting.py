@@ -10,8 +10,14 @@ import pytest
 
 from pibench.reports.metrics import set_metrics
 from pibench.reports.paper_tables import set_suites, sets_table
-from pibench.reports.summary import (headline_coverage, markdown_table, setting_sort_key, summary_frame, summary_row,
-                             write_summary)
+from pibench.reports.summary import (
+    headline_coverage,
+    markdown_table,
+    setting_sort_key,
+    summary_frame,
+    summary_row,
+    write_summary,
+)
 
 # 4 test sequences x 3 horizons, 1 = covered. Joint: sequences 0 and 2 are covered at every horizon -> 2/4.
 # Per horizon: h1 3/4, h2 2/4, h3 4/4. Marginal: 9 of 12 cells -> 3/4.

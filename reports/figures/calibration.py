@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, setting_style
@@ -19,7 +20,7 @@ def calibration_datasets(results: StoredResults) -> list[tuple[str, str]]:
     return sorted(levels[levels > 1].index)
 
 
-def calibration_figure(results: StoredResults):
+def calibration_figure(results: StoredResults) -> Figure | None:
     """One panel per (suite, dataset) with several levels: per (method, setting), its headline coverage
     (seed means; joint for sets of sequences) at each nominal level 1 - alpha, with the diagonal where they
     agree. A method below the diagonal under-covers at that level."""

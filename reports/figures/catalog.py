@@ -14,6 +14,7 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -58,7 +59,7 @@ def available_figures(results: StoredResults) -> list[FigureSpec]:
     levels = results.alphas
     if len(levels) <= 1:
         return _figures_at_one_level(results)
-    specs = []
+    specs: list[FigureSpec] = []
     for level in levels:
         for spec in _figures_at_one_level(results.at_alpha(level)):
             specs.append(FigureSpec(f"{spec.name}-alpha{level:g}", f"{spec.caption} alpha = {level:g}.", spec.draw))
@@ -69,15 +70,15 @@ def available_figures(results: StoredResults) -> list[FigureSpec]:
 
 
 def _figures_at_one_level(results: StoredResults) -> list[FigureSpec]:
-    specs = []
+    specs: list[FigureSpec] = []
     summary = results.summary
     for suite in sorted(summary.loc[summary["dataset"] == "fesp", "suite"].unique()):
         if not fesp_comparison(summary, suite).empty:
             specs.append(FigureSpec(_slug("fesp_comparison", suite),
                                     f"The paper's fesp comparison ({suite}): lengths per method, coverage beside.",
-                                    lambda s=suite: fesp_paper_figure(results, s)))
+                                    partial(fesp_paper_figure, results, suite)))
             specs.append(FigureSpec(_slug("coverage_by_hour", suite), f"fesp coverage per hour of day ({suite}).",
-                                    lambda s=suite: coverage_by_hour_figure(results, s)))
+                                    partial(coverage_by_hour_figure, results, suite)))
     if not results.finished().empty:
         specs.append(FigureSpec("tradeoff", "Coverage against mean length, every dataset, method and setting.",
                                 lambda: tradeoff_figure(results)))
@@ -85,23 +86,23 @@ def _figures_at_one_level(results: StoredResults) -> list[FigureSpec]:
         if rolling_coverage_drawable(results, suite, dataset):
             specs.append(FigureSpec(_slug("rolling_coverage", suite, dataset),
                                     f"Rolling coverage over the test span, {dataset} ({suite}).",
-                                    lambda s=suite, d=dataset: rolling_coverage_figure(results, s, d)))
+                                    partial(rolling_coverage_figure, results, suite, dataset)))
         specs.append(FigureSpec(_slug("interval_bands", suite, dataset), f"Intervals and misses, {dataset} ({suite}).",
-                                lambda s=suite, d=dataset: interval_bands_figure(results, s, d)))
+                                partial(interval_bands_figure, results, suite, dataset)))
         if len(aci_sweep(summary, suite, dataset)) > 1:
             specs.append(FigureSpec(_slug("gamma_sweep", suite, dataset), f"ACI gamma sweep, {dataset} ({suite}).",
-                                    lambda s=suite, d=dataset: gamma_sweep_figure(results, s, d)))
+                                    partial(gamma_sweep_figure, results, suite, dataset)))
     for suite, dataset in conditional_datasets(results):
         specs.append(FigureSpec(_slug("conditional_coverage", suite, dataset),
                                 f"Coverage by volatility third, {dataset} ({suite}).",
-                                lambda s=suite, d=dataset: conditional_figure(results, s, d)))
+                                partial(conditional_figure, results, suite, dataset)))
     for suite, dataset in set_datasets(results):
         specs.append(FigureSpec(_slug("sets", suite, dataset), f"Sets of sequences, {dataset} ({suite}).",
-                                lambda s=suite, d=dataset: sets_figure(results, s, d)))
+                                partial(sets_figure, results, suite, dataset)))
     for suite in sorted(summary["suite"].unique()):
         if not order_selection_comparison(summary, suite).empty:
             specs.append(FigureSpec(_slug("order_selection", suite), f"Order selection per window ({suite}).",
-                                    lambda s=suite: order_selection_figure(results, s)))
+                                    partial(order_selection_figure, results, suite)))
     return specs
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, nominal_line, setting_style
@@ -20,7 +21,7 @@ def conditional_datasets(results: StoredResults) -> list[tuple[str, str]]:
     return sorted({(s, d) for s, d in zip(rows["suite"], rows["dataset"])})
 
 
-def conditional_figure(results: StoredResults, suite: str, dataset: str):
+def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figure | None:
     """Coverage (%) by volatility third, one line per (method, setting) over its seed means, the oracle
     (where the dataset has one) in grey and thick, the nominal level dashed."""
     rows = results.finished(suite=suite, dataset=dataset)

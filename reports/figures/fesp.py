@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults, describe_test_span, headline_runs
 from pibench.reports.figures.style import (
@@ -17,7 +18,7 @@ from pibench.reports.figures.style import (
 from pibench.reports.paper_tables import aci_sweep, fesp_comparison
 
 
-def fesp_paper_figure(results: StoredResults, suite: str = "fesp"):
+def fesp_paper_figure(results: StoredResults, suite: str = "fesp") -> Figure | None:
     """The paper's fesp figure: per method, mean length +/- std and median length +/- IQR/2 (EUR/MWh),
     ours filled, the paper's hollow beside; coverage (ours [paper]) printed at the right."""
     table = fesp_comparison(results.summary, suite)
@@ -63,7 +64,7 @@ def fesp_paper_figure(results: StoredResults, suite: str = "fesp"):
     return fig
 
 
-def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp"):
+def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp") -> Figure | None:
     """Coverage (%) per hour of day and method, as a heat map centred on the nominal level."""
     runs = headline_runs(results, suite, "fesp")
     if not runs:
@@ -83,11 +84,12 @@ def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp"):
     ax.set_yticks(range(len(runs)), grid.index)
     ax.set_xlabel("hour of day")
     fig.colorbar(image, ax=ax, label=f"coverage % (white = nominal {nominal:g}%)")
-    ax.set_title(f"fesp: coverage per hour of day, test span {describe_test_span(results, runs[0].task_id, daily=True)}")
+    span = describe_test_span(results, runs[0].task_id, daily=True)
+    ax.set_title(f"fesp: coverage per hour of day, test span {span}")
     return fig
 
 
-def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str = "fesp"):
+def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str = "fesp") -> Figure | None:
     """ACI against its step size gamma: coverage, mean length and the count of infinite intervals
     (symmetric-log gamma axis, so gamma = 0 is shown)."""
     sweep = aci_sweep(results.summary, suite, dataset)

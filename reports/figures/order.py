@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, setting_style
 from pibench.reports.paper_tables import order_selection_comparison
 
 
-def order_selection_figure(results: StoredResults, suite: str = "ar_order"):
+def order_selection_figure(results: StoredResults, suite: str = "ar_order") -> Figure | None:
     """Rows NLAR / EXPAR, columns FSR, NSR, estimated AR order against the window; each (method, setting)
     a line of filled markers, the paper's PA-RNN as hollow black squares."""
     table = order_selection_comparison(results.summary, suite)

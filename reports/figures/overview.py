@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import math
 
+from matplotlib.figure import Figure
+
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, nominal_line
 
 
-def tradeoff_figure(results: StoredResults):
+def tradeoff_figure(results: StoredResults) -> Figure | None:
     """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
     seed means; the nominal coverage as a vertical line. Coverage is the summary's headline coverage:
     marginal for series, joint for sets of sequences (the axis says which). Lengths are in each dataset's

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import (
     NOMINAL_STYLE,
+    LineKwargs,
     figure_styles,
     legend_outside,
     new_figure,
@@ -17,7 +19,7 @@ from pibench.reports.figures.style import (
 )
 
 #: The nominal (joint) level where the per-horizon panel shows it beside its own target: faint.
-FAINT_NOMINAL_STYLE = {**NOMINAL_STYLE, "color": "#999999", "alpha": 0.6}
+FAINT_NOMINAL_STYLE: LineKwargs = {**NOMINAL_STYLE, "color": "#999999", "alpha": 0.6}
 
 
 def set_datasets(results: StoredResults) -> list[tuple[str, str]]:
@@ -31,7 +33,7 @@ def per_horizon_target(alpha: float, horizon: int) -> float:
     return 100 * (1 - alpha / horizon)
 
 
-def sets_figure(results: StoredResults, suite: str, dataset: str):
+def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | None:
     """Three panels: per-horizon coverage and mean width (seed means) per method, and joint coverage
     per method with the spread over seeds (mean +/- std, seeds as dots).
 
@@ -84,10 +86,10 @@ def sets_figure(results: StoredResults, suite: str, dataset: str):
     rows = np.arange(len(labels))[::-1]
     for i, ((method, setting), _label) in zip(rows, labels):
         values = joint[(joint["method"] == method) & (joint["setting"] == setting)]["joint"]
-        style = styles[method]
-        joint_ax.barh(i, values.mean(), xerr=values.std() if len(values) > 1 else None, color=style.colour,
+        look = styles[method]
+        joint_ax.barh(i, values.mean(), xerr=values.std() if len(values) > 1 else None, color=look.colour,
                       alpha=0.6, capsize=3)
-        joint_ax.scatter(values, np.full(len(values), i), color=style.colour, marker=style.marker, s=14, zorder=3)
+        joint_ax.scatter(values, np.full(len(values), i), color=look.colour, marker=look.marker, s=14, zorder=3)
     joint_ax.set_yticks(rows, [label for _, label in labels], fontsize=7)
     for level in nominals:
         nominal_line(joint_ax, level, vertical=True, label=False)

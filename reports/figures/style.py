@@ -17,14 +17,20 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")  # figures are files: no display, whatever the environment says
 
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.artist import Artist  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
+if TYPE_CHECKING:
+    from matplotlib.typing import LegendLocType
 
 OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73", "yellow": "#F0E442",
              "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7"}
@@ -72,7 +78,18 @@ BUILTIN_STYLES = {
 PLUGIN_COLOURS = [OKABE_ITO[c] for c in ("blue", "orange", "green", "vermillion", "purple", "sky", "black")] + [
     BROWN, PINK, DARK_PURPLE]
 PLUGIN_MARKERS = ["v", "P", "X", "h", "<", ">", "p", "d"]
-NOMINAL_STYLE = {"color": "#444444", "linestyle": "--", "linewidth": 1.0}
+
+
+class LineKwargs(TypedDict, total=False):
+    """Keyword arguments of ``Axes.axhline``/``axvline`` for a reference line."""
+
+    color: str
+    linestyle: str
+    linewidth: float
+    alpha: float
+
+
+NOMINAL_STYLE: LineKwargs = {"color": "#444444", "linestyle": "--", "linewidth": 1.0}
 
 
 def _plugin_start(method: str) -> int:
@@ -111,8 +128,9 @@ def method_colour(method: str) -> str:
     return method_style(method).colour
 
 
-def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwargs) -> tuple[Figure, object]:
-    """A figure with a grid of axes, seaborn's ticks style, tight layout."""
+def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwargs) -> tuple[Figure, np.ndarray]:
+    """A figure with a grid of axes (a 2-d array of :class:`Axes`, ``squeeze=False``), seaborn's ticks
+    style, tight layout."""
     with plt.style.context("seaborn-v0_8-ticks"):
         fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
     return fig, axes
@@ -124,10 +142,11 @@ def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: 
     draw(level_percent, **NOMINAL_STYLE, label=f"nominal {level_percent:g}%" if label else None, zorder=0)
 
 
-def legend_outside(fig: Figure, axes: Iterable[Axes], loc: str = "outside right upper", **kwargs) -> None:
+def legend_outside(fig: Figure, axes: Iterable[Axes], loc: LegendLocType = "outside right upper",
+                   **kwargs) -> None:
     """One legend of the labelled artists of ``axes`` (each label once), outside the axes (default: to the
     right of the figure), off the data."""
-    entries: dict[str, object] = {}
+    entries: dict[str, Artist] = {}
     for ax in axes:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import (
     MIN_ROLLING_STEPS,
@@ -25,7 +26,8 @@ def _time_axis(labels: pd.Series) -> pd.Series:
     return parsed if parsed.notna().all() else labels.reset_index(drop=True)
 
 
-def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, window: int | None = None):
+def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
+                            window: int | None = None) -> Figure | None:
     """Coverage over a moving window of test steps (all series of a step together), one small panel per
     method: the method in its colour, every other one in grey behind it, so 8+ methods stay readable."""
     runs = headline_runs(results, suite, dataset)
@@ -65,7 +67,7 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str, wi
 
 
 def interval_bands_figure(results: StoredResults, suite: str, dataset: str, group: str | None = None,
-                          steps: int | None = None):
+                          steps: int | None = None) -> Figure | None:
     """Intervals over a span of test steps for one series: the band, the truth as points, misses as red
     crosses; one panel per method. Default: fesp's last 14 days at 18:00, else the first 100 steps."""
     runs = headline_runs(results, suite, dataset)
@@ -99,7 +101,8 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
         ax.set_visible(False)
     for ax in axes[-1]:
         ax.tick_params(axis="x", labelrotation=30)
-    where = f"last {steps} test days at {group[1:]}:00" if dataset == "fesp" else f"first {steps} test steps, series {group}"
+    where = (f"last {steps} test days at {group[1:]}:00" if dataset == "fesp"
+             else f"first {steps} test steps, series {group}")
     fig.suptitle(f"{dataset}: intervals (band), point forecast (line), truth (dots), misses (red x); {where}")
     return fig
 
