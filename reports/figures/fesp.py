@@ -110,6 +110,6 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     nominal_line(axes[0][0], results.nominal_percent)
-    axes[0][0].legend(fontsize=8)
+    legend_outside(fig, [axes[0][0]], loc="outside lower center")
     fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite})")
     return fig

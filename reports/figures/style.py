@@ -142,7 +142,7 @@ def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: 
     draw(level_percent, **NOMINAL_STYLE, label=f"nominal {level_percent:g}%" if label else None, zorder=0)
 
 
-def legend_outside(fig: Figure, axes: Iterable[Axes], loc: LegendLocType = "outside right upper",
+def legend_outside(fig: Figure, axes: Iterable[Axes], loc: LegendLocType = "outside right center",
                    **kwargs) -> None:
     """One legend of the labelled artists of ``axes`` (each label once), outside the axes (default: to the
     right of the figure), off the data."""
