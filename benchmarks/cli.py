@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
     results = run(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds, alpha=args.alpha,
                   quick=args.quick, jobs=args.jobs, threads=args.threads, device=args.device, backend=args.backend,
                   scheduler=args.scheduler, results_dir=args.results_dir, data_dir=args.data_dir,
-                  progress=not args.no_progress, errors="ignore")
+                  progress=not args.no_progress, errors="ignore", yes=args.yes)
     report = results.run_report
     assert report is not None  # run() always reports
     for line in report.notes:
@@ -60,6 +60,8 @@ def _report(args: argparse.Namespace) -> int:
     from pibench.api import load_results
     from pibench.reports.summary import write_summary
 
+    if args.figures:
+        _check_output_folder(args.figures, "--figures")  # before anything is written
     results = load_results(args.results_dir)
     if not results.records:
         left_out = results.left_out
@@ -88,6 +90,18 @@ def _report(args: argparse.Namespace) -> int:
         html_path.write_text(page)
         print(f"wrote {html_path} ({len(names)} figure(s): {', '.join(names) or 'none'})")
     return 0
+
+
+def _check_output_folder(folder: str, flag: str) -> None:
+    """ValueError (with the fix) if ``folder`` cannot be created or written to."""
+    from pibench.benchmarks.store import writable
+
+    path = Path(folder)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {folder} is a file, not a folder; give a folder (it is created if missing).")
+    existing = next((p for p in [path, *path.parents] if p.exists()), None)
+    if existing is not None and not writable(existing):
+        raise ValueError(f"{flag} {folder}: no permission to write in {existing}; give a folder you can write to.")
 
 
 def _write_figures(results, folder: str) -> None:
@@ -181,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data-dir", default=None, help="data folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
     run.add_argument("--quick", action="store_true", help="the suite's quick variant (minutes)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run.add_argument("--yes", action="store_true", help="run a selection of more than 10,000 tasks")
     run.set_defaults(func=_run)
 
     report = sub.add_parser("report", help="summary tables (markdown + CSV), figures and HTML from stored results")
@@ -212,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pibench.benchmarks.store import ResultsDirLost
     from pibench.data_loaders.fetch import FetchError
 
     args = build_parser().parse_args(argv)
@@ -220,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FetchError) as exc:  # user errors: the message says what to do, no traceback
         print(f"pibench: error: {exc}", file=sys.stderr)
         return 2
+    except ResultsDirLost as exc:  # the run's folder went away under it: its tables would be partial
+        print(f"pibench: error: {exc}.", file=sys.stderr)
+        return 1
     except OSError as exc:  # the file system refused (permissions, full disk): say which file
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"pibench: error: {exc.strerror or exc}{where}; check that the folder exists, is yours to write "

@@ -77,6 +77,11 @@ def compute_chunk(problem: SeriesProblem, schedule: SeriesSchedule, forecaster: 
     )
 
 
+def produced_by(plan: ForecastPlan, fits: range) -> str:
+    """What a chunk file must say produced it: the plan's key and its refits."""
+    return f"{plan.key}:{fits.start}-{fits.stop}"
+
+
 def error_path(path: Path) -> Path:
     """Where a failed chunk leaves its traceback, for the tasks that needed it."""
     return path.with_suffix(".error")
@@ -91,7 +96,7 @@ def write_chunk(problem: SeriesProblem, protocol: dict, plan: ForecastPlan, fits
     except Exception:
         atomic_write(error_path(path), lambda p: Path(p).write_text(traceback.format_exc()))
         raise
-    atomic_write(path, chunk.save)
+    atomic_write(path, lambda p: chunk.save(p, produced_by(plan, fits)))
     error_path(path).unlink(missing_ok=True)
 
 
@@ -99,9 +104,28 @@ def missing_chunks(plan: ForecastPlan, results_dir: str | os.PathLike) -> list[r
     return [r for r in plan.chunk_ranges() if not chunk_path(results_dir, plan.key, r).is_file()]
 
 
+def drop_bad_chunks(plan: ForecastPlan, results_dir: str | os.PathLike) -> list[str]:
+    """Check every stored chunk of the plan (each array against its checksum, and what produced it);
+    delete those that fail, so that the run computes them again, and say so, one line each."""
+    lines = []
+    for fits in plan.chunk_ranges():
+        path = chunk_path(results_dir, plan.key, fits)
+        if not path.exists() and not path.is_symlink():
+            continue
+        try:
+            if not path.is_file():
+                raise ValueError("it is not a regular file")
+            PrecomputedForecasts.load(path, produced_by(plan, fits))
+        except Exception as exc:
+            path.unlink(missing_ok=True)
+            lines.append(f"shared base fits {path.parent.name}/{path.name} were unusable ({exc}); computed again")
+    return lines
+
+
 def load_forecasts(plan: ForecastPlan, results_dir: str | os.PathLike) -> PrecomputedForecasts:
-    """All chunks of the plan. A chunk that fails to load is deleted (a rerun recomputes it)
-    and the error says so; a chunk that failed to compute raises with its traceback."""
+    """All chunks of the plan, each checked (:meth:`PrecomputedForecasts.load`). A chunk that fails to
+    load is deleted (a rerun recomputes it) and the error says so; a chunk that failed to compute raises
+    with its traceback."""
     parts = []
     for fits in plan.chunk_ranges():
         path = chunk_path(results_dir, plan.key, fits)
@@ -109,9 +133,8 @@ def load_forecasts(plan: ForecastPlan, results_dir: str | os.PathLike) -> Precom
             failure = error_path(path).read_text() if error_path(path).is_file() else "it was not computed"
             raise RuntimeError(f"shared base fits {path.name} are missing; the chunk failed:\n{failure}")
         try:
-            parts.append(PrecomputedForecasts.load(path))
+            parts.append(PrecomputedForecasts.load(path, produced_by(plan, fits)))
         except Exception as exc:
             path.unlink(missing_ok=True)
-            raise RuntimeError(
-                f"shared base fits {path} were unreadable ({exc}); removed, rerun to recompute.") from exc
+            raise RuntimeError(f"shared base fits {path} were unusable ({exc}); removed, rerun to recompute.") from exc
     return PrecomputedForecasts.concat(parts)

@@ -25,8 +25,15 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from pibench.benchmarks.backends import check_backend, parallel_backend
-from pibench.benchmarks.forecast_stage import ForecastPlan, load_forecasts, missing_chunks, plan_for, write_chunk
+from pibench.benchmarks.backends import check_backend, check_workers, parallel_backend
+from pibench.benchmarks.forecast_stage import (
+    ForecastPlan,
+    drop_bad_chunks,
+    load_forecasts,
+    missing_chunks,
+    plan_for,
+    write_chunk,
+)
 from pibench.benchmarks.preflight import prepare_tasks, task_method, task_method_class, task_problem
 from pibench.benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
 from pibench.benchmarks.provenance import code_version, identity_change, provenance
@@ -39,23 +46,26 @@ from pibench.methods.base import IntervalMethod
 from pibench.methods.code_identity import method_code_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
-from pibench.reports.metrics import default_cap, metrics_from_predictions, oracle_length_ratios
+from pibench.reports.metrics import default_cap, metrics_from_predictions
 from pibench.reports.selection import select_current
 from pibench.reports.summary import write_summary
 
 
-def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | None = None) -> pd.DataFrame:
+def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | None = None,
+                       oracle_length: np.ndarray | None = None) -> pd.DataFrame:
     """Long format: one row per test step x series (series) or sequence x horizon (sets); series rows
     also hold each step's ``volatility`` (n, G) when given (:mod:`pibench.data_loaders.volatility`), for
-    conditional coverage."""
+    conditional coverage; rows of a dataset with an oracle hold the oracle's interval length
+    (``oracle_length``), from which a record's length ratios are checked."""
     n, k = out.y.shape
-    extra = {}
+    extra = {} if oracle_length is None else {"oracle_length": np.asarray(oracle_length, dtype=float).ravel()}
     if isinstance(problem, SeriesProblem):
         steps = np.arange(problem.test_start, problem.test_start + n)
         labels = problem.time[steps] if problem.time is not None else steps
         index = {"t": np.repeat(steps, k), "time": np.repeat(labels.astype(str), k),
                  "group": np.tile(np.asarray(problem.groups), n)}
-        extra = {} if volatility is None else {"volatility": volatility.ravel()}
+        if volatility is not None:
+            extra["volatility"] = volatility.ravel()
     else:
         index = {"item": np.repeat(np.arange(n), k), "sequence": np.repeat(problem.sequence_ids(), k),
                  "horizon": np.tile(np.arange(1, k + 1), n)}
@@ -131,11 +141,9 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         volatility = None
         if isinstance(problem, SeriesProblem):
             volatility, record["volatility_source"] = volatility_of_test_steps(problem, problem.test_start + len(out.y))
-        predictions = _predictions_frame(problem, out, volatility)
-        metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
         best = oracle_test_lengths(problem, c["alpha"], len(out.y))
-        if best is not None:
-            record.update(oracle_length_ratios(metrics, best, volatility))
+        predictions = _predictions_frame(problem, out, volatility, best)
+        metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
         record.update(method.diagnostics())
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)
@@ -239,10 +247,14 @@ class RunReport:
                 + (table if rows else ""))
 
 
-def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "cpu") -> tuple[list, set[str]]:
-    """Chunk jobs for the base fits that split-conformal tasks share, and those tasks' ids."""
+def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "cpu"
+                      ) -> tuple[list, set[str], list[str]]:
+    """Chunk jobs for the base fits that split-conformal tasks share, those tasks' ids, and a line per stored
+    chunk that failed its check and is computed again (:func:`~pibench.benchmarks.forecast_stage.drop_bad_chunks`)."""
     jobs: dict[tuple[str, int], tuple[Task, range]] = {}
     dependent: set[str] = set()
+    checked: dict[str, None] = {}
+    dropped: list[str] = []
     for task in tasks:
         try:
             problem = task_problem(task, data_dir).problem
@@ -252,9 +264,12 @@ def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "c
         if plan is None:
             continue
         dependent.add(task.task_id)
+        if plan.key not in checked:
+            checked[plan.key] = None
+            dropped += drop_bad_chunks(plan, results_dir)
         for fits in missing_chunks(plan, results_dir):
             jobs.setdefault((plan.key, fits.start), (task, fits))
-    return list(jobs.values()), dependent
+    return list(jobs.values()), dependent, dropped
 
 
 def _drain(jobs, n_jobs: int, bar, executed: list[dict]) -> None:
@@ -282,9 +297,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     ``batch_cells`` (default: on a GPU only) trains each cell's networks as one (:func:`cells`);
     on the CPU every task trains alone, as it always has.
     """
-    for name, value in (("n_jobs", n_jobs), ("threads", threads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
+    check_workers(n_jobs, threads, backend, scheduler)
     check_backend(backend, scheduler)
     device = resolve_device(device)
     batch_cells = device == "cuda" if batch_cells is None else batch_cells
@@ -292,12 +305,14 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     tasks, notes = prepare_tasks(tasks, data_dir)
     store = ResultsStore(results_dir)
     with store.lock():
+        folder = store.folder_id()
         why = {t.task_id: store.why_not_done(t.task_id) for t in tasks}
         todo = [t for t in tasks if why[t.task_id] is not None]
         redone = _why_again(todo, why, store)
         executed: list[dict] = []
         if todo:
-            chunks, dependent = _plan_shared_fits(todo, results_dir, data_dir, device)
+            chunks, dependent, dropped = _plan_shared_fits(todo, results_dir, data_dir, device)
+            notes += dropped
             rd = str(results_dir)
             # the tasks that need no shared fits (often the longest) start first, the chunks fill the other workers
             independent = [t for t in todo if t.task_id not in dependent]
@@ -312,6 +327,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                     tqdm(total=jobs, desc="pibench", unit="job", disable=not progress) as bar:
                 _drain(phase1, workers, bar, executed)
                 _drain(phase2, workers, bar, executed)
+        store.check_kept(folder, [r["task_id"] for r in executed])
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
                    if "plugin" in t.bound_identity}
         current, _ = select_current(store.records(), code_version(), plugins)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pibench.benchmarks.suite import stable_hash
+from pibench.benchmarks.suite import stable_hash, task_id_of
 from pibench.reports.metrics import metrics_mismatch
 
 #: Fields every record has; an ok record also has the metrics and its predictions' checksum.
@@ -40,10 +40,22 @@ OK_FIELDS = ("coverage", "mean_length", "n_test", "predictions_sha256")
 ERROR_FIELDS = ("error",)
 
 
+def _file_mode() -> int:
+    """The mode a plain ``open`` would give a new file: 0o666 less the umask (read once, at import)."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+#: mkstemp makes files 0600; results are shared like any file the user writes (group-readable by default).
+FILE_MODE = _file_mode()
+
+
 def atomic_write(path: Path, write) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
+        os.chmod(tmp, FILE_MODE)
         write(tmp)
         with open(tmp, "rb") as fh:  # on disk before the rename makes it visible
             os.fsync(fh.fileno())
@@ -51,6 +63,10 @@ def atomic_write(path: Path, write) -> None:
     finally:
         if os.path.exists(tmp):
             os.remove(tmp)
+
+
+class ResultsDirLost(OSError):
+    """The results dir vanished or was replaced while a run wrote into it."""
 
 
 @dataclass(frozen=True)
@@ -79,17 +95,17 @@ def check_results_dir(root: str | os.PathLike, *, for_writing: bool = True) -> P
     if not for_writing:
         return root
     for folder in (root / "tasks", root / "cache"):
-        if folder.exists() and not _writable(folder):
+        if folder.exists() and not writable(folder):
             raise ValueError(f"--results-dir {root}: no permission to write in {folder} (or it is not a folder); "
                              "make it "
                              "a writable folder, or give another --results-dir.")
     existing = next((p for p in [root, *root.parents] if p.exists()), None)
-    if existing is not None and not _writable(existing):
+    if existing is not None and not writable(existing):
         raise ValueError(f"--results-dir {root}: no permission to write in {existing}; give a folder you can write to.")
     return root
 
 
-def _writable(folder: Path) -> bool:
+def writable(folder: Path) -> bool:
     """Whether a file can be created in ``folder``: tried for real (permissions, read-only mounts, root alike)."""
     if not folder.is_dir():
         return False
@@ -139,6 +155,8 @@ class ResultsStore:
     # -- reading, with the checks that decide whether a task is done ------------
     def _load(self, path: Path) -> tuple[dict | None, str | None]:
         """(record, None) if ``path`` holds a complete record, else (None, why not)."""
+        if path.exists() and not path.is_file():  # a FIFO or device would block a read, a folder fail it
+            return None, "not a regular file"
         try:
             record = json.loads(path.read_text())
         except FileNotFoundError:
@@ -153,6 +171,9 @@ class ResultsStore:
             return None, f"incomplete record (no {', '.join(missing)})"
         if record["task_id"] != path.stem:
             return None, f"the record is of task {record['task_id']}, not {path.stem}"
+        tampered = _identity_mismatch(record)
+        if tampered:
+            return None, f"tampered: {tampered}"
         if record["status"] == "ok":
             predictions = self.predictions_path(path.stem)
             if not predictions.is_file():
@@ -167,6 +188,23 @@ class ResultsStore:
             if mismatch:
                 return None, f"tampered: its metrics disagree with its predictions ({mismatch})"
         return record, None
+
+    def folder_id(self) -> tuple[int, int] | None:
+        """(device, inode) of the results dir, None if it is gone: the same folder keeps its id."""
+        try:
+            stat = self.root.stat()
+        except OSError:
+            return None
+        return stat.st_dev, stat.st_ino
+
+    def check_kept(self, folder_id: tuple[int, int] | None, written: list[str]) -> None:
+        """ResultsDirLost if the results dir is not the folder of ``folder_id`` any more, or a record of
+        ``written`` (task ids this run wrote) is gone."""
+        gone = [task_id for task_id in written if not self.record_path(task_id).is_file()]
+        if self.folder_id() != folder_id or gone:
+            raise ResultsDirLost(f"results dir {self.root} vanished or was replaced during the run ({len(gone)} of "
+                                 f"the {len(written)} record(s) it wrote are gone); its tables would be partial. "
+                                 "Run again into a folder nothing else deletes")
 
     def is_done(self, task_id: str) -> bool:
         """True iff the task has a complete, checked record with status ok."""
@@ -225,6 +263,31 @@ class ResultsStore:
             record["predictions_sha256"] = _sha256(data)
         text = json.dumps(record, indent=1, sort_keys=True, default=str)
         atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
+
+
+def _identity_mismatch(record: dict) -> str | None:
+    """Why a record's id or the fields its tables show disagree with the config and identity it stores,
+    else None: its id must re-derive from them (so an edited config, setting or code is a new task, never
+    this one), and its labels must be the config's."""
+    config, identity = record["config"], record["identity"]
+    if not isinstance(config, dict) or not isinstance(identity, dict):
+        return "its config or identity is not a JSON object"
+    try:
+        derived = task_id_of(config, identity)
+    except (TypeError, ValueError) as exc:
+        return f"its config and identity give no id ({type(exc).__name__})"
+    if derived != record["task_id"]:
+        return f"its id does not re-derive from its config and identity (they give {derived})"
+    dataset, method = config.get("dataset"), config.get("method")
+    shown = {"suite": config.get("suite"), "dataset": dataset.get("label") if isinstance(dataset, dict) else None,
+             "method": method.get("name") if isinstance(method, dict) else None, "setting": config.get("setting"),
+             "seed": config.get("seed"), "alpha": config.get("alpha"), "data_fingerprint": identity.get("data")}
+    if record["status"] == "ok":
+        shown["code_version"] = identity.get("code")
+    for field, value in shown.items():
+        if field in record and record[field] != value:
+            return f"its {field} {record[field]!r} is not its config's {value!r}"
+    return None
 
 
 def _sha256(data: bytes) -> str:

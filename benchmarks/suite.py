@@ -67,6 +67,11 @@ def stable_hash(obj) -> str:
     return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def task_id_of(config: dict, identity: dict) -> str:
+    """A task's id: the stable hash of its config and identity (what the task's record must re-derive)."""
+    return stable_hash({"config": config, **identity})[:20]
+
+
 def derive_seed(*parts) -> int:
     """A 31-bit seed from a stable hash of ``parts``."""
     return int(stable_hash(list(parts))[:8], 16) & 0x7FFFFFFF
@@ -103,7 +108,7 @@ class Task:
 
     @property
     def task_id(self) -> str:
-        return stable_hash({"config": self.config, **self.bound_identity})[:20]
+        return task_id_of(self.config, self.bound_identity)
 
     @property
     def data_seed(self) -> int:
@@ -355,6 +360,22 @@ def check_seeds(seeds) -> list[int]:
     return [int(s) for s in seeds]
 
 
+def _without_repeats(tasks: list[Task]) -> tuple[list[Task], list[str]]:
+    """The tasks, each configuration once (a suite that lists an entry, a dataset or a grid value twice
+    would compute it twice), and one line per configuration given more than once."""
+    seen: dict[str, int] = {}
+    kept = []
+    for task in tasks:
+        key = stable_hash(task.config)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 1:
+            kept.append(task)
+    lines = {f"{t.config['dataset']['label']} / {t.config['method']['name']} {t.config['setting']} / alpha "
+             f"{t.config['alpha']:g} is given {seen[stable_hash(t.config)]} times by the suite and the selection; "
+             "it runs once": None for t in kept if seen[stable_hash(t.config)] > 1}
+    return kept, list(lines)
+
+
 class TaskList(list):
     """The tasks of a suite (a list of :class:`Task`), and ``notes``: one line per method left out on
     datasets of a shape it does not serve."""
@@ -421,6 +442,7 @@ def build_tasks(
     seeds = check_seeds(seeds if seeds is not None else suite.get("seeds", [0]))
 
     tasks = []
+    notes: list[str] = []
     unserved: dict[str, list[str]] = {}
     for d in dataset_entries:
         entry = check_dataset_name(d["name"])
@@ -428,6 +450,11 @@ def build_tasks(
         if entry.shape == "set":
             protocol = {"kind": "set"}
         dataset = {"name": d["name"], "params": d.get("params", {}), "label": d.get("label", d["name"])}
+        pinned = [k for k in ("seed", "replicate") if k in dataset["params"]]
+        if pinned and len(seeds) > 1:
+            notes.append(f"dataset {dataset['label']!r} pins {pinned[0]} = {dataset['params'][pinned[0]]}: its "
+                         f"{len(seeds)} replicates (seeds {', '.join(map(str, seeds))}) share one dataset; only the "
+                         "methods' seeds differ")
         if d.get("optional"):  # a missing file skips it (benchmarks/preflight.py)
             dataset["optional"] = True
         for m in method_entries:
@@ -448,8 +475,10 @@ def build_tasks(
                             "method": {"name": m["name"], "params": params}, "setting": setting,
                             "alpha": level, "seed": int(seed),
                         }))
-    notes = [f"method {name!r} left out on {', '.join(repr(x) for x in labels)}: it serves "
-             f"{_SHAPE_WORDS[get_method(name).shape]} only" for name, labels in unserved.items()]
+    notes += [f"method {name!r} left out on {', '.join(repr(x) for x in labels)}: it serves "
+              f"{_SHAPE_WORDS[get_method(name).shape]} only" for name, labels in unserved.items()]
+    tasks, repeated = _without_repeats(tasks)
+    notes += repeated
     if not tasks:
         raise ValueError(
             "the selection produced no task: check --methods/--datasets against the suite "

@@ -38,12 +38,16 @@ def _order(frame: pd.DataFrame, time: str, path: Path) -> pd.DataFrame:
     if pd.api.types.is_numeric_dtype(column):
         key = column
     else:
-        key = pd.to_datetime(column, errors="coerce", format="mixed")
+        numbers = pd.to_numeric(column, errors="coerce")
+        dates = pd.to_datetime(column, errors="coerce", format="mixed")
+        # the column reads as whichever most of it is; the example is a value that is not that
+        key = numbers if numbers.notna().sum() >= dates.notna().sum() else dates
         if key.isna().any():
-            example = column[key.isna()].iloc[0]
+            row = key.index[key.isna()][0]
+            kind = "numbers" if key is numbers else "dates"
             raise ValueError(
-                f"{path}: the time column {time!r} holds text that is neither a number nor a date "
-                f"(e.g. {example!r}), so pibench cannot order the rows by it. Give numbers or dates, or leave "
+                f"{path}: the time column {time!r} holds {kind}, but row {row} holds {column[row]!r}, which is "
+                "neither a number nor a date, so pibench cannot order the rows by it. Fix that row, or leave "
                 "`time` out to keep the file's row order.")
     if key.duplicated().any():
         repeated = column[key.duplicated()].iloc[0]

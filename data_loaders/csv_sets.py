@@ -46,7 +46,7 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"sequence file {path} does not exist; give the path of a CSV or parquet file.")
-    frame = read_table(path)
+    frame = read_table(path, text_columns=(id_column,))  # ids as the file writes them: 007 is not 7
     wanted = [id_column, step_column, value_column] + ([split_column] if split_column else [])
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
@@ -92,9 +92,14 @@ def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path)
     """Positions in ``ids`` of the ids listed in ``path`` (a CSV with ``id_column``, or one id per line)."""
     if not path.is_file():
         raise ValueError(f"test_ids file {path} does not exist; give a file of test sequence ids.")
-    lines = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+    try:
+        text = path.read_text()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"test_ids file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as "
+                         "UTF-8, one id per line or a CSV with the id column.") from None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     if lines and id_column in [name.strip() for name in lines[0].split(",")]:  # a table with a header
-        listed = read_table(path)[id_column].astype(str).str.strip().tolist()
+        listed = read_table(path, text_columns=(id_column,))[id_column].astype(str).str.strip().tolist()
     else:  # one id per line
         listed = lines
     position = {str(i): k for k, i in enumerate(ids)}

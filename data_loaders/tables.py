@@ -12,12 +12,14 @@ import pandas as pd
 MAX_MAGNITUDE = 1e100
 
 
-def read_table(path: Path) -> pd.DataFrame:
-    """The file as a DataFrame (parquet by its suffix, else CSV); ValueError if it is empty or unreadable."""
+def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """The file as a DataFrame (parquet by its suffix, else CSV); ValueError if it is empty or unreadable.
+    ``text_columns`` of a CSV are read as written (ids: ``007`` stays ``007``, never the number 7)."""
     if path.stat().st_size == 0:
         raise ValueError(f"{path} is empty (0 bytes); give a file with a header row and one row per step.")
     try:
-        frame = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+        frame = (pd.read_parquet(path) if path.suffix == ".parquet"
+                 else pd.read_csv(path, dtype=dict.fromkeys(text_columns, str)))
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} holds no columns; give a file with a header row and one row per step.") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:

@@ -176,12 +176,16 @@ def _loaded_plugin_code(records: list[dict]) -> dict[str, dict]:
 
 
 def load_results(results_dir: str | Path = "results") -> Results:
-    """The results a finished (or partly finished) run left in ``results_dir``."""
+    """The results a finished (or partly finished) run left in ``results_dir``; ValueError if there is no
+    such folder."""
     from pibench.benchmarks.provenance import code_version
     from pibench.benchmarks.store import ResultsStore, check_results_dir
     from pibench.reports.selection import select_current
 
     check_results_dir(str(results_dir), for_writing=False)
+    if not Path(results_dir).is_dir():
+        raise ValueError(f"results dir {results_dir} does not exist; give the folder a run wrote (pibench run "
+                         f"--results-dir {results_dir} writes one).")
     records, unreadable = ResultsStore(results_dir).scan()
     current, superseded = select_current(records, code_version(), _loaded_plugin_code(records))
     left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
@@ -204,6 +208,8 @@ def suite_tasks(suite: str | Path | None = None, *, methods: list[str] | None = 
 
 
 ERRORS = ("warn", "raise", "ignore")
+#: Runs of more tasks than this ask for ``yes=True`` (``--yes``) first.
+LARGE_RUN = 10_000
 
 
 class TasksFailed(RuntimeError):
@@ -218,7 +224,7 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
         seeds: list[int] | None = None, alpha: float | list[float] | None = None, quick: bool = False,
         jobs: int = 1, threads: int = 1, device: str | None = None, backend: str = "loky",
         scheduler: str | None = None, results_dir: str | Path = "results", data_dir: str | Path | None = None,
-        progress: bool = True, errors: str = "warn") -> Results:
+        progress: bool = True, errors: str = "warn", yes: bool = False) -> Results:
     """Run a suite (a built-in name or a TOML file; default: the built-in synthetic ``default``) and return
     its results; finished tasks are kept, so a second call only computes what is missing.
 
@@ -229,7 +235,8 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     session (a notebook cell, a module imported or reloaded here) run as they are loaded now, in every
     worker. ``errors``: what failed tasks do, once the others finished: 'warn' (a warning naming each),
     'raise' (:class:`TasksFailed`) or 'ignore' (read ``results.run_report.failed``). Methods left out on
-    datasets they cannot serve are named by a warning too.
+    datasets they cannot serve are named by a warning too. A selection of more than :data:`LARGE_RUN` tasks
+    (a grid typed too long, say) is refused unless ``yes=True``.
     """
     import warnings
 
@@ -242,7 +249,14 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
         raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}.")
     if results_dir is None or not isinstance(results_dir, (str, Path)):
         raise ValueError(f"results_dir={results_dir!r} must be a folder path, e.g. results_dir='results'.")
+    for name, flag in (("progress", progress), ("yes", yes)):
+        if not isinstance(flag, bool):
+            raise ValueError(f"{name}={flag!r} must be True or False.")
     loaded, tasks = suite_tasks(suite, methods=methods, datasets=datasets, seeds=seeds, alpha=alpha, quick=quick)
+    if len(tasks) > LARGE_RUN and not yes:
+        raise ValueError(f"this selection expands to {len(tasks):,} tasks (the largest built-in suite has a few "
+                         "hundred): check the grids, methods, datasets, levels and seeds, or pass --yes "
+                         "(run(..., yes=True)) to run them all.")
     report = run_tasks(tasks, str(results_dir), n_jobs=jobs, data_dir=None if data_dir is None else str(data_dir),
                        threads=threads, progress=progress, device=device or loaded.get("device", "cpu"),
                        backend=backend, scheduler=scheduler)

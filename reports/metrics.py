@@ -412,9 +412,11 @@ def metrics_from_predictions(frame, alpha: float, cap: tuple[float, float]) -> d
     Series (columns t, group): rows are time-major with the G groups in turn, reshaped to
     (n_steps, G) for :func:`series_metrics` (with the column ``volatility`` where stored),
     plus ``mspe`` = mean (y - point)^2. Sets
-    (columns item, horizon): reshaped to (n, H) for :func:`set_metrics`. The runner
-    computes every record's metrics with this function, so a record can be checked
-    against its predictions at any time (:func:`metrics_mismatch`).
+    (columns item, horizon): reshaped to (n, H) for :func:`set_metrics`. Where the column
+    ``oracle_length`` is stored (a dataset with an oracle), the lengths over the oracle's
+    (:func:`oracle_length_ratios`). The runner computes every record's metrics with this
+    function, so a record can be checked against its predictions at any time
+    (:func:`metrics_mismatch`).
     """
     columns = ("y", "lower", "upper", "point")
     if "group" in frame.columns:
@@ -423,19 +425,34 @@ def metrics_from_predictions(frame, alpha: float, cap: tuple[float, float]) -> d
         volatility = frame["volatility"].to_numpy(float).reshape(-1, n_groups) if "volatility" in frame else None
         out = series_metrics(y, lo, up, alpha, cap, volatility=volatility)
         out["mspe"] = float(np.mean((y - point) ** 2))  # mean squared prediction error
-        return out
-    horizon = int(frame["horizon"].max())
-    y, lo, up = (frame[c].to_numpy(float).reshape(-1, horizon) for c in columns[:3])
-    return set_metrics(y, lo, up, alpha, cap)
+    else:
+        n_groups, volatility = int(frame["horizon"].max()), None
+        y, lo, up = (frame[c].to_numpy(float).reshape(-1, n_groups) for c in columns[:3])
+        out = set_metrics(y, lo, up, alpha, cap)
+    if "oracle_length" in frame.columns:
+        out.update(oracle_length_ratios(out, frame["oracle_length"].to_numpy(float).reshape(-1, n_groups), volatility))
+    return out
+
+
+#: Record fields that only :func:`metrics_from_predictions` makes: a record that states one its
+#: predictions cannot give (an older pibench's, or an edited one) cannot be checked.
+DERIVED_FIELDS = ("oracle_mean_length", "length_ratio_oracle", "length_ratio_vol_low", "length_ratio_vol_mid",
+                  "length_ratio_vol_high", "coverage_vol_low", "coverage_vol_mid", "coverage_vol_high",
+                  "length_vol_low", "length_vol_mid", "length_vol_high", "coverage_size_min", "per_horizon_coverage",
+                  "joint_coverage", "mspe")
 
 
 def metrics_mismatch(record: dict, frame) -> str | None:
     """None if every metric ``record`` states equals its recomputation from ``frame`` (relative 1e-9),
-    else the first that does not, as 'name: V in the record, W from the predictions'."""
+    else the first that does not, as 'name: V in the record, W from the predictions'; a derived field
+    the predictions cannot give (:data:`DERIVED_FIELDS`) is a mismatch too."""
     try:
         recomputed = metrics_from_predictions(frame, record["alpha"], tuple(record["length_cap"]))
     except (KeyError, ValueError, TypeError) as exc:
         return f"its predictions give no metrics ({type(exc).__name__}: {exc})"
+    unbacked = [name for name in DERIVED_FIELDS if name in record and name not in recomputed]
+    if unbacked:
+        return f"{unbacked[0]}: {record[unbacked[0]]!r} in the record, which its predictions cannot give"
     for name, value in recomputed.items():
         if name not in record:
             continue

@@ -180,9 +180,13 @@ def test_read_only_results_dir(store):
 
 
 def test_report_on_an_empty_or_missing_dir(tmp_path, capsys):
-    assert main(["report", "--results-dir", str(tmp_path / "nothing")]) == 1
+    (tmp_path / "empty").mkdir()
+    assert main(["report", "--results-dir", str(tmp_path / "empty")]) == 1
     err = capsys.readouterr().err
     assert "no usable results" in err and "Traceback" not in err
+    assert main(["report", "--results-dir", str(tmp_path / "nothing")]) == 2  # a typo, not an empty store
+    err = capsys.readouterr().err
+    assert "does not exist" in err and err.count("\n") == 1 and not (tmp_path / "nothing").exists()
 
 
 def test_report_survives_a_record_holding_a_list(store, capsys):

@@ -10,6 +10,8 @@ batch with the windows of many other steps.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -114,16 +116,38 @@ class PrecomputedForecasts:
             X_served=[x for p in parts for x in p.X_served], points=[x for p in parts for x in p.points],
         )
 
-    def save(self, path) -> None:
+    def save(self, path, produced_by: str = "") -> None:
+        """Write the arrays as one .npz with a checksum of each and ``produced_by`` (what computed them),
+        which :meth:`load` verifies."""
         served_counts = np.array([len(p) for p in self.points])
-        X_served, points = np.concatenate(self.X_served), np.concatenate(self.points)
+        arrays = {"starts": self.starts, "residuals": self.residuals, "served_counts": served_counts,
+                  "X_served": np.concatenate(self.X_served), "points": np.concatenate(self.points)}
+        meta = {"produced_by": produced_by, "sha256": {name: _array_sha256(a) for name, a in arrays.items()}}
+        arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
         with open(path, "wb") as fh:
-            np.savez(fh, starts=self.starts, residuals=self.residuals, served_counts=served_counts,
-                     X_served=X_served, points=points)
+            np.savez(fh, allow_pickle=False, **arrays)
 
     @staticmethod
-    def load(path) -> PrecomputedForecasts:
-        with np.load(path) as z:
-            cuts = np.cumsum(z["served_counts"])[:-1]
-            return PrecomputedForecasts(starts=z["starts"], residuals=z["residuals"],
-                                        X_served=np.split(z["X_served"], cuts), points=np.split(z["points"], cuts))
+    def load(path, produced_by: str | None = None) -> PrecomputedForecasts:
+        """Read :meth:`save`'s file; ValueError if an array differs from its checksum, or the file was
+        not produced by ``produced_by`` (when given)."""
+        with np.load(path, allow_pickle=False) as z:
+            if "meta" not in z.files:
+                raise ValueError("it carries no checksums (written by an older pibench)")
+            meta = json.loads(str(z["meta"]))
+            if produced_by is not None and meta.get("produced_by") != produced_by:
+                raise ValueError(f"it was produced by {meta.get('produced_by')!r}, not {produced_by!r}")
+            arrays = {name: z[name] for name in ("starts", "residuals", "served_counts", "X_served", "points")}
+        for name, array in arrays.items():
+            if _array_sha256(array) != meta.get("sha256", {}).get(name):
+                raise ValueError(f"its array {name!r} does not match its checksum")
+        cuts = np.cumsum(arrays["served_counts"])[:-1]
+        return PrecomputedForecasts(starts=arrays["starts"], residuals=arrays["residuals"],
+                                    X_served=np.split(arrays["X_served"], cuts),
+                                    points=np.split(arrays["points"], cuts))
+
+
+def _array_sha256(array: np.ndarray) -> str:
+    """sha256 of an array's dtype, shape and bytes."""
+    a = np.ascontiguousarray(array)
+    return hashlib.sha256(f"{a.dtype.str}{a.shape}".encode() + a.tobytes()).hexdigest()
