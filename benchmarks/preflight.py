@@ -119,8 +119,9 @@ def _message(exc: Exception) -> str:
     return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
 
 
-def _check_task(task: Task, problem) -> None:
-    """Raise ValueError if the task's method, parameters or protocol cannot run on ``problem``."""
+def _check_task(task: Task, problem) -> tuple[int, int]:
+    """Raise ValueError if the task's method, parameters or protocol cannot run on ``problem``; else
+    (test steps, fits) of its protocol ((0, 0) for sets)."""
     method = task_method(task)
     method.check_params()
     method.prepare(problem)
@@ -128,6 +129,13 @@ def _check_task(task: Task, problem) -> None:
         check_protocol(task.config["protocol"])
         schedule = series_schedule(problem, **task.config["protocol"])
         method.check_window(schedule.window, problem.n_groups)
+        return schedule.stop - problem.test_start, len(schedule.fit_steps)
+    return 0, 0
+
+
+#: A series task beyond these many test steps or refits gets a line about its cost before it runs.
+LARGE_STEPS, LARGE_FITS = 100_000, 2_000
+LONG_RUN_NOTE = "expect a long run"
 
 
 class Prepared(NamedTuple):
@@ -193,7 +201,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
                 continue  # its problem is noted
             task = tasks[i].bound({}, ship(cls))
             try:
-                _check_task(task, problem)
+                steps, fits = _check_task(task, problem)
             except NotApplicable as exc:
                 not_applicable[f"method {c['method']['name']!r} left out on dataset {label!r}: {_message(exc)}"] = None
                 continue
@@ -201,6 +209,10 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
                 where = f"method {c['method']['name']!r} ({c['setting']}) on dataset {c['dataset']['label']!r}"
                 problems[f"{where}: {_message(exc)}"] = None
                 continue
+            if steps > LARGE_STEPS or fits > LARGE_FITS:
+                notes[f"dataset {label!r}: {steps:,} online test steps and {fits:,} refits per task (the default "
+                      "suite's are 2,000 and 20); " + LONG_RUN_NOTE + ", or shorten the test span, raise retrain_every "
+                      "or use the suite's --quick variant"] = None
             identity: dict[str, object] = {"data": fingerprint, "code": code}
             plugin = method_code_identity(cls)
             if plugin:

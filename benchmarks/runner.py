@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import os
+import sys
 import time
 import traceback
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from pibench.benchmarks.forecast_stage import (
     plan_for,
     write_chunk,
 )
-from pibench.benchmarks.preflight import prepare_tasks, task_method, task_method_class, task_problem
+from pibench.benchmarks.preflight import LONG_RUN_NOTE, prepare_tasks, task_method, task_method_class, task_problem
 from pibench.benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
 from pibench.benchmarks.provenance import code_version, identity_change, provenance
 from pibench.benchmarks.store import ResultsStore, check_results_dir
@@ -303,6 +304,10 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     batch_cells = device == "cuda" if batch_cells is None else batch_cells
     check_results_dir(results_dir)
     tasks, notes = prepare_tasks(tasks, data_dir)
+    if progress:  # a run's cost is worth knowing before the wait (the report repeats it at the end)
+        for line in notes:
+            if LONG_RUN_NOTE in line:
+                tqdm.write(line, file=sys.stderr)
     store = ResultsStore(results_dir)
     with store.lock():
         folder = store.folder_id()

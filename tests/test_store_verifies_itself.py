@@ -348,3 +348,24 @@ def test_an_address_that_is_not_a_dask_scheduler_gets_one_line_before_any_work(v
     assert not fresh.exists() and snapshot(results) == before  # no .lock, no folder
     if scheme == "tls":
         assert "TLS settings" in err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--suite", ""], "'' is not a suite: give a built-in suite name"),
+    (["--methods", "cfrnn"], "method 'cfrnn' left out on 'ar1': it serves sets of sequences only"),
+])
+def test_half_clear_selections_say_what_is_wrong(tmp_path, capsys, argv, message):
+    err = one_line_error(capsys, main(["run", *argv, "--results-dir", str(tmp_path / "r"), "--no-progress"]))
+    assert message in err and not (tmp_path / "r").exists()
+
+
+def test_a_long_series_run_says_its_cost_before_it_starts(tmp_path):
+    from pibench.benchmarks.preflight import prepare_tasks
+    from pibench.benchmarks.suite import build_tasks, load_suite
+
+    suite = tmp_path / "long.toml"
+    suite.write_text('protocol = { kind = "online", window = 200, retrain_every = 50 }\n[[datasets]]\nname = "ar"\n'
+                     'params = { n_train = 300, n_test = 120000 }\n[[methods]]\nname = "autoreg"\n')
+    notes = prepare_tasks(build_tasks(load_suite(str(suite)))).notes
+    assert "dataset 'ar': 120,000 online test steps and 2,400 refits per task" in notes[0]
+    assert "expect a long run" in notes[0]
