@@ -41,7 +41,7 @@ def _run(args: argparse.Namespace) -> int:
     for line in report.failure_lines():
         print(f"FAILED {line}", file=sys.stderr)
     frame = results.summary
-    print("\n".join(t for t in (markdown_table(frame), conditional_table(frame)) if t))
+    print("\n".join(t for t in (markdown_table(frame, results.statistics.rows), conditional_table(frame)) if t))
     return 1 if report.failed else 0
 
 
@@ -74,7 +74,7 @@ def _report(args: argparse.Namespace) -> int:
     table = results.tables()
     print(table)
     try:
-        csv_path = write_summary(results.records, args.results_dir)
+        csv_path = write_summary(results.records, args.results_dir, results.statistics.tasks)
         md_path = Path(args.results_dir) / "summary.md"
         md_path.write_text(table)
     except OSError as exc:

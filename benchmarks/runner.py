@@ -49,6 +49,7 @@ from pibench.methods.device import describe_device, generator_family, resolve_de
 from pibench.methods.split_conformal import SplitConformalMethod
 from pibench.reports.metrics import default_cap, metrics_from_predictions
 from pibench.reports.selection import select_current
+from pibench.reports.statistics import compute_statistics
 from pibench.reports.summary import write_summary
 
 
@@ -336,7 +337,8 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
                    if "plugin" in t.bound_identity}
         current, _ = select_current(store.records(), code_version(), plugins)
-        summary = write_summary(current, Path(results_dir))
+        statistics = compute_statistics(current, store.predictions, store.statistics_cache)
+        summary = write_summary(current, Path(results_dir), statistics.tasks)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary, notes=notes,
                      redone=redone)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import pandas as pd
 
 from pibench.benchmarks.suite import stable_hash, task_id_of
-from pibench.reports.metrics import metrics_mismatch
+from pibench.reports.metrics import Mismatch, metrics_mismatch
 
 #: Fields every record has; an ok record also has the metrics and its predictions' checksum.
 RECORD_FIELDS = ("task_id", "status", "config", "identity", "dataset", "method", "setting", "seed")
@@ -123,6 +123,12 @@ class ResultsStore:
         self.root = Path(root)
         self.tasks_dir = self.root / "tasks"
 
+    @property
+    def statistics_cache(self) -> Path:
+        """Where the statistics derived from each record's predictions are cached
+        (:mod:`pibench.reports.statistics`)."""
+        return self.root / "cache" / "stats"
+
     def record_path(self, task_id: str) -> Path:
         return self.tasks_dir / f"{task_id}.json"
 
@@ -184,9 +190,9 @@ class ResultsStore:
             try:
                 mismatch = metrics_mismatch(record, pd.read_parquet(io.BytesIO(data)))
             except Exception as exc:  # an unreadable parquet with a matching checksum: written so, never trusted
-                mismatch = f"unreadable predictions ({type(exc).__name__})"
+                mismatch = Mismatch("tampered", f"unreadable predictions ({type(exc).__name__})")
             if mismatch:
-                return None, f"tampered: its metrics disagree with its predictions ({mismatch})"
+                return None, f"{mismatch.kind}: its metrics disagree with its predictions ({mismatch.detail})"
         return record, None
 
     def folder_id(self) -> tuple[int, int] | None:

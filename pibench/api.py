@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from pibench.benchmarks.runner import RunReport
     from pibench.reports.figures.results import StoredResults
+    from pibench.reports.statistics import Statistics
 
 
 @dataclass(repr=False)
@@ -77,19 +78,34 @@ class Results:
 
         return summary_frame(self.superseded)
 
-    @cached_property
+    @property
     def summary(self) -> pd.DataFrame:
-        """One row per task (seed), the columns of ``summary.csv``."""
-        from pibench.reports.summary import summary_frame
+        """One row per task (seed), the columns of ``summary.csv`` (with each task's CIs and tests)."""
+        return self._stored.summary
 
-        return summary_frame(self.records)
+    @property
+    def statistics(self) -> Statistics:
+        """CIs of every row's headline metrics, the interval-forecast tests and the comparisons of the rows
+        of each dataset (:mod:`pibench.reports.statistics`), computed from the stored predictions (cached
+        per record under the results dir's ``cache/stats``)."""
+        return self._stored.statistics
+
+    def compare(self, reference: str | None = None, metric: str = "winkler") -> pd.DataFrame:
+        """Each row of each dataset against ``reference`` (a method, or "method setting"; default: the row
+        with the lowest mean score) on ``metric`` (the interval score, "winkler", or "mean_length"): the mean
+        difference per test unit with its 90% CI, the Diebold-Mariano statistic (HAC, HLN-corrected) and its
+        p-value, and membership of the 90% Model Confidence Set. The oracle is compared, never the reference."""
+        from pibench.reports.statistics import compare
+
+        return compare(self.records, self._stored.read_predictions, reference, metric, self._stored.statistics_cache)
 
     @cached_property
     def _stored(self) -> StoredResults:
         from pibench.benchmarks.store import ResultsStore
         from pibench.reports.figures.results import StoredResults
 
-        return StoredResults(self.records, ResultsStore(self.results_dir).predictions)
+        store = ResultsStore(self.results_dir)
+        return StoredResults(self.records, store.predictions, statistics_cache=store.statistics_cache)
 
     def predictions(self, task: str | dict) -> pd.DataFrame:
         """The per-step (series) or per-sequence-and-horizon (sets) predictions of a task, by id or record."""
@@ -128,10 +144,12 @@ class Results:
         apply, failed tasks and the stored files left out."""
         from pibench.benchmarks.provenance import code_version
         from pibench.reports.paper_tables import fesp_tables, order_selection_table, set_suites, sets_table
-        from pibench.reports.summary import conditional_table, failures, markdown_table
+        from pibench.reports.summary import comparison_tables, conditional_table, failures, markdown_table
 
         frame = self.summary
-        sections = [markdown_table(frame), conditional_table(frame), fesp_tables(frame),
+        statistics = self.statistics
+        sections = [markdown_table(frame, statistics.rows), conditional_table(frame),
+                    comparison_tables(statistics.groups), fesp_tables(frame),
                     *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
                     *(sets_table(frame, suite) for suite in set_suites(frame))]
         failed = failures(frame)

@@ -42,6 +42,7 @@ NEEDS = {
             "e.g. pibench run --suite sets)",
     "order_selection": "the ar_order suite (pibench run --suite ar_order)",
     "conditional_coverage": "a series run by this version (coverage by volatility third; e.g. pibench run)",
+    "comparison": "two or more finished rows on one dataset",
     "calibration": "runs at several miscoverage levels (e.g. pibench run --alpha 0.05 0.1 0.2)",
 }
 

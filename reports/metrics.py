@@ -27,7 +27,7 @@ Array layouts
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,6 +48,7 @@ __all__ = [
     "tercile_means",
     "tercile_coverage",
     "oracle_length_ratios",
+    "interval_scores",
     "series_metrics",
     "set_metrics",
     "metrics_from_predictions",
@@ -237,21 +238,25 @@ def length_stats(lower: ArrayLike, upper: ArrayLike, cap: tuple[float, float]) -
     }
 
 
-def winkler_score(
+def interval_scores(
     y: ArrayLike, lower: ArrayLike, upper: ArrayLike, alpha: float, cap: tuple[float, float]
-) -> float:
-    """Mean interval (Winkler) score, Gneiting & Raftery (2007), on capped bounds.
-
-    S = (u - l) + (2/alpha)(l - y)1{y < l} + (2/alpha)(y - u)1{y > u}; returns mean S.
-    """
+) -> NDArray[np.float64]:
+    """The interval (Winkler) score of each point, Gneiting & Raftery (2007), on capped bounds:
+    S = (u - l) + (2/alpha)(l - y)1{y < l} + (2/alpha)(y - u)1{y > u}, in the shape of ``y``."""
     _check_alpha(alpha)
     y_, lo, up = _interval_args(y, lower, upper)
     _check_nonempty(y_)
     lo, up = cap_bounds(lo, up, cap)
     below = np.clip(lo - y_, 0.0, None)  # (l - y) 1{y < l}
     above = np.clip(y_ - up, 0.0, None)  # (y - u) 1{y > u}
-    score = (up - lo) + (2.0 / alpha) * (below + above)
-    return float(score.mean())
+    return (up - lo) + (2.0 / alpha) * (below + above)
+
+
+def winkler_score(
+    y: ArrayLike, lower: ArrayLike, upper: ArrayLike, alpha: float, cap: tuple[float, float]
+) -> float:
+    """Mean interval (Winkler) score (:func:`interval_scores`) on capped bounds."""
+    return float(interval_scores(y, lower, upper, alpha, cap).mean())
 
 
 # --------------------------------------------------------------------------- #
@@ -442,17 +447,27 @@ DERIVED_FIELDS = ("oracle_mean_length", "length_ratio_oracle", "length_ratio_vol
                   "joint_coverage", "mspe")
 
 
-def metrics_mismatch(record: dict, frame) -> str | None:
+class Mismatch(NamedTuple):
+    """Why a record's metrics are not those of its predictions: ``kind`` "tampered" (a stated number differs
+    from its recomputation) or "unverifiable" (it states a number its predictions cannot give: an older
+    pibench's record, or an added field), and the first such number."""
+
+    kind: str
+    detail: str
+
+
+def metrics_mismatch(record: dict, frame) -> Mismatch | None:
     """None if every metric ``record`` states equals its recomputation from ``frame`` (relative 1e-9),
     else the first that does not, as 'name: V in the record, W from the predictions'; a derived field
-    the predictions cannot give (:data:`DERIVED_FIELDS`) is a mismatch too."""
+    the predictions cannot give (:data:`DERIVED_FIELDS`) makes it unverifiable."""
     try:
         recomputed = metrics_from_predictions(frame, record["alpha"], tuple(record["length_cap"]))
     except (KeyError, ValueError, TypeError) as exc:
-        return f"its predictions give no metrics ({type(exc).__name__}: {exc})"
+        return Mismatch("tampered", f"its predictions give no metrics ({type(exc).__name__}: {exc})")
     unbacked = [name for name in DERIVED_FIELDS if name in record and name not in recomputed]
     if unbacked:
-        return f"{unbacked[0]}: {record[unbacked[0]]!r} in the record, which its predictions cannot give"
+        return Mismatch("unverifiable", f"{unbacked[0]} = {record[unbacked[0]]!r} in the record, which its "
+                                        "predictions cannot give (written by an older pibench?)")
     for name, value in recomputed.items():
         if name not in record:
             continue
@@ -463,5 +478,5 @@ def metrics_mismatch(record: dict, frame) -> str | None:
         except (TypeError, ValueError):
             same = False
         if not same:
-            return f"{name}: {stated!r} in the record, {value!r} from the predictions"
+            return Mismatch("tampered", f"{name}: {stated!r} in the record, {value!r} from the predictions")
     return None

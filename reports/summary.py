@@ -138,12 +138,15 @@ def _sorted(frame: pd.DataFrame, by: list[str]) -> pd.DataFrame:
 
 # -- the CSV ---------------------------------------------------------------------------------------------------------
 
-def summary_frame(records: list[dict]) -> pd.DataFrame:
+def summary_frame(records: list[dict], statistics: pd.DataFrame | None = None) -> pd.DataFrame:
     """One :func:`summary_row` per record: key and metric columns first, then the per-horizon coverage
-    in horizon order, then the other scalar fields; sorted by the keys (settings in natural order)."""
+    in horizon order, then the other scalar fields; sorted by the keys (settings in natural order).
+    ``statistics``: per task_id columns to join (:mod:`pibench.reports.statistics`: CIs, tests, MCS)."""
     frame = pd.DataFrame([summary_row(r) for r in records])
     if frame.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    if statistics is not None and len(statistics):
+        frame = frame.merge(statistics, on="task_id", how="left", suffixes=("", "_statistics"))
     for col in SUMMARY_COLUMNS:
         if col not in frame:
             frame[col] = pd.NA
@@ -154,11 +157,12 @@ def summary_frame(records: list[dict]) -> pd.DataFrame:
     return _sorted(frame, KEY_COLUMNS + ["task_id"])
 
 
-def write_summary(records: list[dict], results_dir: str | Path) -> Path:
-    """Write ``<results_dir>/summary.csv`` and return its path."""
+def write_summary(records: list[dict], results_dir: str | Path, statistics: pd.DataFrame | None = None) -> Path:
+    """Write ``<results_dir>/summary.csv`` (with the per-task ``statistics`` columns, when given) and return
+    its path."""
     path = Path(results_dir) / "summary.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
-    summary_frame(records).to_csv(path, index=False)
+    summary_frame(records, statistics).to_csv(path, index=False)
     return path
 
 
@@ -177,15 +181,60 @@ def _markdown(table: pd.DataFrame) -> str:
     return "\n".join([header, rule, *rows]) + "\n"
 
 
-def _seed_means(rows: pd.DataFrame, metrics: list[str]) -> pd.DataFrame:
+def _seed_means(rows: pd.DataFrame, metrics: list[str], statistics: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per (suite, dataset, alpha, method, setting), natural setting order: seeds, seed means of ``metrics``
-    and the device(s) that computed them. The alpha column only where the rows hold several levels."""
+    and the device(s) that computed them, and the row's ``statistics`` columns when given (CIs over seeds,
+    tests, MCS). The alpha column only where the rows hold several levels."""
     grouped = rows.groupby(KEY_COLUMNS[:-1], sort=True, dropna=False)
     table = grouped[metrics].mean(numeric_only=True).reindex(columns=metrics)
     table.insert(0, "seeds", grouped.size())
     table["device"] = grouped["device"].agg(lambda d: ", ".join(sorted(set(d))))
-    table = _sorted(table.reset_index(), KEY_COLUMNS[:-1])
+    table = table.reset_index()
+    if statistics is not None and len(statistics):
+        extra = statistics.drop(columns=[c for c in ("seeds",) if c in statistics])
+        table = table.merge(extra, on=KEY_COLUMNS[:-1], how="left")
+    table = _sorted(table, KEY_COLUMNS[:-1])
     return table if table["alpha"].nunique(dropna=False) > 1 else table.drop(columns="alpha")
+
+
+#: How the tables print a value with its CI, and the note under a table that has them.
+STATISTICS_NOTE = ("_[low, high]: 90% bootstrap CI (test steps by the stationary block bootstrap, whole steps of a "
+                   "panel together; test sequences one by one; seeds resampled, then units; capped lengths). "
+                   "p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence and conditional "
+                   "coverage tests (counts pooled over series and seeds), p joint: binomial test of joint coverage; "
+                   "* rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on the interval score "
+                   "(the oracle is not compared)._\n")
+
+
+def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, digits: int = 3) -> None:
+    """Write ``column`` as "value [low, high]" where the CI columns ``name``_ci_low / _high are there (the
+    bounds times ``scale``, the unit the column is already in)."""
+    low, high = f"{name}_ci_low", f"{name}_ci_high"
+    if low not in table or table[low].isna().all():
+        return
+    table[column] = [f"{v:.{digits}f} [{scale * lo:.{digits}f}, {scale * hi:.{digits}f}]"
+                     if pd.notna(lo) else f"{v:.{digits}f}" for v, lo, hi in
+                     zip(table[column], table[low], table[high])]
+
+
+def _p(value: float) -> str:
+    return "-" if pd.isna(value) else f"{value:.2f}{'*' if value < 0.05 else ''}"
+
+
+def _statistics_cells(table: pd.DataFrame, tests: tuple[str, ...]) -> pd.DataFrame:
+    """Replace the statistics columns by the tests' p-values ("p uc / ind / cc" or "p joint") and "MCS"."""
+    if not all(t in table for t in tests):
+        return table
+    heading = "p " + " / ".join(t.removeprefix("p_") for t in tests)
+    table[heading] = [" / ".join(_p(v) for v in values) for values in zip(*(table[t] for t in tests))]
+    if "in_mcs" in table:
+        table["MCS"] = table["in_mcs"].map(lambda v: "-" if pd.isna(v) else ("yes" if v else "no"))
+    return table.drop(columns=[c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))
+                               or c in (*STATISTICS_COLUMNS, "in_mcs")])
+
+
+#: The row statistics the tables turn into cells (everything else of :mod:`pibench.reports.statistics`).
+STATISTICS_COLUMNS = ("p_uc", "p_ind", "p_cc", "p_joint", "block_length")
 
 
 def _counts(table: pd.DataFrame, columns=("seeds", "n_infinite", "n_test")) -> pd.DataFrame:
@@ -194,10 +243,15 @@ def _counts(table: pd.DataFrame, columns=("seeds", "n_infinite", "n_test")) -> p
     return table
 
 
-def _series_table(rows: pd.DataFrame) -> str:
-    table = _seed_means(rows, ["coverage", "mean_length", "median_length", "n_infinite", "winkler", "n_test"])
+def _series_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> str:
+    table = _counts(_seed_means(rows, ["coverage", "mean_length", "median_length", "n_infinite", "winkler",
+                                       "n_test"], statistics))
     table["coverage"] = 100 * table["coverage"]
-    return _markdown(_counts(table.rename(columns={"coverage": "coverage %"})))
+    _with_ci(table, "coverage", "coverage", 100, 2)
+    _with_ci(table, "mean_length", "mean_length")
+    _with_ci(table, "winkler", "winkler")
+    table = _statistics_cells(table, ("p_uc", "p_ind", "p_cc"))
+    return _markdown(table.rename(columns={"coverage": "coverage %"}))
 
 
 #: Conditional coverage columns of series rows (reports/metrics.py) and their headings.
@@ -235,24 +289,29 @@ def _alpha_of(rows: pd.DataFrame) -> float | None:
     return float(values[0]) if len(values) == 1 else None
 
 
-def _sets_table(rows: pd.DataFrame) -> str:
+def _sets_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> str:
     horizons = horizon_columns(rows)
     has_ratio = "length_ratio_oracle" in rows and rows["length_ratio_oracle"].notna().any()
     ratio = ["length_ratio_oracle"] if has_ratio else []
     table = _seed_means(rows, ["joint_coverage", "marginal_coverage", *horizons, "mean_length", *ratio,
-                               "median_length", "n_infinite", "winkler", "n_test"])
+                               "median_length", "n_infinite", "winkler", "n_test"], statistics)
     worst = table[horizons].min(axis=1, skipna=True) if horizons else pd.Series(float("nan"), index=table.index)
     table.insert(table.columns.get_loc("marginal_coverage") + 1, "worst horizon %", 100 * worst)
     table = table.drop(columns=horizons)
     table["joint_coverage"] = 100 * table["joint_coverage"]
     table["marginal_coverage"] = 100 * table["marginal_coverage"]
+    table = _counts(table, ("seeds", "n_infinite", "n_test"))
+    _with_ci(table, "joint_coverage", "coverage", 100, 2)  # a set's headline coverage is its joint coverage
+    _with_ci(table, "mean_length", "mean_length")
+    _with_ci(table, "winkler", "winkler")
+    table = _statistics_cells(table, ("p_joint",))
     table = table.rename(columns={"joint_coverage": "joint coverage %", "marginal_coverage": "marginal coverage %",
                                   "n_test": "n_test (sequences)", **ORACLE_RATIO})
     alpha = _alpha_of(rows)
     target = f"nominal {100 * (1 - alpha):g}% joint" if alpha is not None else "nominal level joint"
     return ("### Sets of sequences: coverage is JOINT (share of test sequences with all H horizons covered; "
             f"{target}); marginal = over all (sequence, horizon) cells; worst horizon = lowest per-horizon "
-            "coverage (seed means)\n\n" + _markdown(_counts(table, ("seeds", "n_infinite", "n_test (sequences)"))))
+            "coverage (seed means)\n\n" + _markdown(table))
 
 
 def _per_horizon_tables(rows: pd.DataFrame) -> list[str]:
@@ -282,11 +341,13 @@ def _per_horizon_tables(rows: pd.DataFrame) -> list[str]:
     return out
 
 
-def markdown_table(frame: pd.DataFrame) -> str:
-    """Mean over seeds of the headline metrics per (suite, dataset, method, setting), and the device(s) that
-    computed them: series rows (coverage = marginal) and set-of-sequences rows (coverage = joint, with the
+def markdown_table(frame: pd.DataFrame, statistics: pd.DataFrame | None = None) -> str:
+    """Mean over seeds of the headline metrics per (suite, dataset, alpha, method, setting), and the device(s)
+    that computed them: series rows (coverage = marginal) and set-of-sequences rows (coverage = joint, with the
     marginal and the worst horizon beside it) in separate tables, then one table of coverage per horizon per
-    (suite, dataset) with set rows. Settings in natural order (:func:`setting_sort_key`)."""
+    (suite, dataset) with set rows. Settings in natural order (:func:`setting_sort_key`). ``statistics``
+    (one row per table row, :func:`pibench.reports.statistics.compute_statistics`): CIs beside the coverage,
+    mean length and interval score, the tests' p-values and MCS membership."""
     ok = frame[frame["status"] == "ok"]
     if ok.empty:
         return "_no finished task_\n"
@@ -295,10 +356,12 @@ def markdown_table(frame: pd.DataFrame) -> str:
     parts = []
     if len(series):
         heading = "### Series: coverage is marginal (share of covered test steps)\n\n" if len(set_part) else ""
-        parts.append(heading + _series_table(series))
+        parts.append(heading + _series_table(series, statistics))
     if len(set_part):
-        parts.append(_sets_table(set_part))
+        parts.append(_sets_table(set_part, statistics))
         parts.extend(_per_horizon_tables(set_part))
+    if statistics is not None and len(statistics):
+        parts.append(STATISTICS_NOTE)
     return "\n".join(parts)
 
 
@@ -309,3 +372,39 @@ def failures(frame: pd.DataFrame) -> list[str]:
         message = (str(r.error).strip() or "no message").splitlines()[0]
         lines.append(f"{r.dataset} / {r.method} {r.setting} / seed {r.seed} (task {r.task_id}): {message}")
     return lines
+
+
+def comparison_tables(groups: dict) -> str:
+    """The "Comparisons" section: per (suite, dataset, alpha), each row's mean interval score, its difference
+    to the reference row with the 90% CI and the Diebold-Mariano p-value, and MCS membership; then, over
+    datasets, each (method, setting)'s mean rank on the interval score and how often it is in the MCS.
+    ``groups``: :attr:`pibench.reports.statistics.Statistics.groups`."""
+    parts, ranks = [], []
+    for (suite, dataset, alpha), group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        table = group.table
+        if group.reference is None or len(table) < 2:
+            continue
+        ranked = table[table["method"] != "oracle"].assign(rank=lambda t: t["mean_loss"].rank(method="average"))
+        ranks.append(ranked)
+        rows = []
+        for r in _sorted(table, ["method", "setting"]).itertuples():
+            difference = "reference" if pd.isna(getattr(r, "difference", float("nan"))) else (
+                f"{r.difference:+.3f} [{r.difference_ci_low:+.3f}, {r.difference_ci_high:+.3f}]")
+            rows.append({"method": r.method, "setting": r.setting, "interval score": f"{r.mean_loss:.3f}",
+                         "difference [90% CI]": difference,
+                         "DM p": _p(getattr(r, "dm_p", float("nan"))),
+                         "MCS": "-" if pd.isna(r.in_mcs) else ("yes" if r.in_mcs else "no")})
+        score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
+                 else "the interval score")
+        parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
+                     f"{table['reference'].iloc[0]} (the lowest mean score)\n\n" + _markdown(pd.DataFrame(rows)))
+    if len(ranks) > 1:
+        both = pd.concat(ranks)
+        summary = both.groupby(["method", "setting"]).agg(groups=("rank", "size"), mean_rank=("rank", "mean"),
+                                                          in_mcs=("in_mcs", lambda v: int(v.fillna(False).sum())))
+        summary = summary.reset_index().sort_values(["mean_rank", "method"])
+        summary["in MCS"] = [f"{n} of {d}" for n, d in zip(summary["in_mcs"], summary["groups"])]
+        parts.append("### Comparisons across datasets: mean rank on the interval score (1 = best; a group is a "
+                     "dataset at one level) and MCS membership\n\n" + _markdown(summary.drop(columns="in_mcs").rename(
+                         columns={"mean_rank": "mean rank", "groups": "groups"})))
+    return "\n".join(parts)

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.calibration import calibration_datasets, calibration_figure
+from pibench.reports.figures.comparison import comparison_figure, comparison_groups
 from pibench.reports.figures.conditional import conditional_datasets, conditional_figure
 from pibench.reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
 from pibench.reports.figures.order import order_selection_figure
@@ -92,6 +93,10 @@ def _figures_at_one_level(results: StoredResults) -> list[FigureSpec]:
         if len(aci_sweep(summary, suite, dataset)) > 1:
             specs.append(FigureSpec(_slug("gamma_sweep", suite, dataset), f"ACI gamma sweep, {dataset} ({suite}).",
                                     partial(gamma_sweep_figure, results, suite, dataset)))
+    for suite, dataset in comparison_groups(results):
+        specs.append(FigureSpec(_slug("comparison", suite, dataset),
+                                f"Mean interval score against the best row, with CIs and the MCS, {dataset} ({suite}).",
+                                partial(comparison_figure, results, suite, dataset)))
     for suite, dataset in conditional_datasets(results):
         specs.append(FigureSpec(_slug("conditional_coverage", suite, dataset),
                                 f"Coverage by volatility third, {dataset} ({suite}).",

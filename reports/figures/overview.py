@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
@@ -12,13 +13,20 @@ from pibench.reports.figures.style import figure_styles, legend_outside, new_fig
 
 def tradeoff_figure(results: StoredResults) -> Figure | None:
     """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
-    seed means; the nominal coverage as a vertical line. Coverage is the summary's headline coverage:
+    seed means, with their 90% CIs as bars (:mod:`pibench.reports.statistics`); the nominal coverage as a
+    vertical line. Coverage is the summary's headline coverage:
     marginal for series, joint for sets of sequences (the axis says which). Lengths are in each dataset's
     own units."""
     rows = results.finished()
     if rows.empty:
         return None
     cells = rows.groupby(["suite", "dataset", "method", "setting"], as_index=False).mean(numeric_only=True)
+    intervals = results.statistics.rows
+    if len(intervals):  # the rows' 90% CIs (seeds and units resampled), drawn as bars
+        keep = ["suite", "dataset", "method", "setting", "coverage_ci_low", "coverage_ci_high", "mean_length_ci_low",
+                "mean_length_ci_high"]
+        cells = cells.drop(columns=[c for c in keep[4:] if c in cells])  # the tasks' own CIs: not the rows'
+        cells = cells.merge(intervals[keep], on=["suite", "dataset", "method", "setting"], how="left")
     panels = list(cells.groupby(["suite", "dataset"], sort=True))
     cols = min(3, len(panels))
     nrows = math.ceil(len(panels) / cols)
@@ -29,7 +37,14 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         is_set = "joint_coverage" in part and part["joint_coverage"].notna().any()
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
-            ax.scatter(x, points["mean_length"], label=method, alpha=0.85, **styles[method].points())
+            ax.scatter(x, points["mean_length"], label=method, alpha=0.85, zorder=3, **styles[method].points())
+            if "coverage_ci_low" in points and points["coverage_ci_low"].notna().any():
+                ax.errorbar(x, points["mean_length"], fmt="none", ecolor=styles[method].colour, alpha=0.5,
+                            elinewidth=0.9, zorder=2,
+                            xerr=np.clip([x - 100 * points["coverage_ci_low"], 100 * points["coverage_ci_high"] - x],
+                                         0, None),  # a percentile CI need not hold the mean to the last bit
+                            yerr=np.clip([points["mean_length"] - points["mean_length_ci_low"],
+                                          points["mean_length_ci_high"] - points["mean_length"]], 0, None))
         nominal_line(ax, results.nominal_percent, vertical=True, label=False)
         ax.set_title(f"{dataset} ({suite})", fontsize=9)
         ax.set_xlabel(("joint " if is_set else "") + "coverage (%)")
@@ -38,5 +53,6 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
     for ax in axes.ravel()[len(panels):]:
         ax.set_visible(False)
     legend_outside(fig, axes.ravel())
-    fig.suptitle(f"Coverage against mean length (seed means; dashed: nominal {results.nominal_percent:g}%)")
+    fig.suptitle(f"Coverage against mean length (seed means, bars: 90% bootstrap CIs; dashed: nominal "
+                 f"{results.nominal_percent:g}%)")
     return fig

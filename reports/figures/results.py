@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from pibench.reports.statistics import Statistics, compute_statistics
 from pibench.reports.summary import summary_frame
 
 
@@ -24,10 +26,17 @@ class StoredResults:
     records: list[dict]
     read_predictions: Callable[[str], pd.DataFrame]
     _cache: dict = field(default_factory=dict, repr=False)
+    #: where per-record statistics are cached (None: computed each time)
+    statistics_cache: Path | None = None
+
+    @cached_property
+    def statistics(self) -> Statistics:
+        """CIs, tests and comparisons of these records (:mod:`pibench.reports.statistics`)."""
+        return compute_statistics(self.records, self.read_predictions, self.statistics_cache)
 
     @cached_property
     def summary(self) -> pd.DataFrame:
-        return summary_frame(self.records)
+        return summary_frame(self.records, self.statistics.tasks)
 
     @property
     def alphas(self) -> list[float]:
@@ -43,7 +52,7 @@ class StoredResults:
     def at_alpha(self, level: float) -> StoredResults:
         """The records at one miscoverage level, sharing this store's predictions (read once)."""
         records = [r for r in self.records if r.get("alpha") is not None and float(r["alpha"]) == level]
-        return StoredResults(records, self.read_predictions, self._cache)
+        return StoredResults(records, self.read_predictions, self._cache, self.statistics_cache)
 
     @property
     def nominal_percent(self) -> float:

@@ -1,0 +1,105 @@
+"""Confidence intervals of a row's headline metrics by the bootstrap, from its stored predictions.
+
+A record's predictions are first reduced to one value per resampling unit and metric:
+
+* a series: the unit is a test step, all series of the step together (fesp's 24
+  hours of a day resample as one day); its values are the mean over its G points of
+  the hit (coverage), the capped length (mean length) and the interval score;
+* a set of sequences: the unit is a test sequence; its values are whether all H
+  horizons are covered (joint coverage), the mean hit, capped length and interval
+  score over its horizons, and the interval score at the per-horizon level alpha / H
+  (the level of Bonferroni's per-horizon intervals, which the set methods aim at).
+
+Steps of a series are serially dependent, so they are resampled by the stationary
+bootstrap of Politis & Romano (1994), ``arch.bootstrap.StationaryBootstrap``, with the
+mean block length of Politis & White (2004) with Patton, Politis & White's (2009)
+correction (``arch.bootstrap.optimal_block_length``): the largest over the metrics,
+at least 1 and at most a quarter of the steps. Test sequences are exchangeable and
+resampled one by one (``IIDBootstrap``). Each replicate is the mean of the resampled
+units, the CI the percentile interval at :data:`CI_LEVEL`.
+
+Several seeds: a row's replicate resamples the seeds (with replacement) and then, for
+each drawn seed, takes that seed's replicate of the same draw: the spread over seeds
+and the uncertainty within each seed together (:func:`seed_replicates`).
+
+Infinite bounds (ACI with alpha_t <= 0) are capped as in every table
+(:func:`~pibench.reports.metrics.cap_bounds`), so lengths and scores, and their CIs,
+stay finite. Bootstrap draws are seeded by the task id: the numbers repeat exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from arch.bootstrap import IIDBootstrap, StationaryBootstrap, optimal_block_length
+
+from pibench.reports.metrics import cap_bounds, interval_scores
+
+#: Bootstrap replicates per record, and the level of every CI.
+REPS = 1000
+CI_LEVEL = 0.9
+
+SERIES_METRICS = ("coverage", "mean_length", "winkler")
+#: a set's ``bonferroni_winkler``: the interval score at the per-horizon level alpha / H that its intervals aim at
+#: (Bonferroni's), the loss its comparisons rank by
+SET_METRICS = ("joint_coverage", "coverage", "mean_length", "winkler", "bonferroni_winkler")
+
+
+def unit_values(frame: pd.DataFrame, alpha: float, cap: tuple[float, float]) -> tuple[np.ndarray, bool]:
+    """(values (n_units, k) in the order of :data:`SERIES_METRICS` or :data:`SET_METRICS`, whether the
+    units are serially dependent) of a record's predictions (the runner's long table)."""
+    series = "group" in frame.columns
+    width = len(frame["group"].unique()) if series else int(frame["horizon"].max())
+    y, lo, up = (frame[c].to_numpy(float).reshape(-1, width) for c in ("y", "lower", "upper"))
+    hit = ((y >= lo) & (y <= up)).astype(float)
+    capped_lo, capped_up = cap_bounds(lo, up, cap)
+    columns = [hit.mean(axis=1), (capped_up - capped_lo).mean(axis=1),
+               interval_scores(y, lo, up, alpha, cap).mean(axis=1)]
+    if not series:
+        columns.insert(0, hit.min(axis=1))  # a sequence is jointly covered when every horizon is
+        columns.append(interval_scores(y, lo, up, alpha / width, cap).mean(axis=1))
+    return np.column_stack(columns), series
+
+
+def block_length(values: np.ndarray) -> int:
+    """The stationary bootstrap's mean block length for ``values`` (n, k): Politis-White's estimate, the
+    largest over the columns that vary, in [1, n / 4]."""
+    n = len(values)
+    varying = [j for j in range(values.shape[1]) if np.ptp(values[:, j]) > 0]
+    if n < 8 or not varying:
+        return 1
+    estimate = optimal_block_length(values[:, varying])["stationary"].to_numpy(float)
+    estimate = estimate[np.isfinite(estimate)]
+    best = math.ceil(float(estimate.max())) if len(estimate) else 1
+    return int(min(max(best, 1), max(1, n // 4)))
+
+
+def replicates(values: np.ndarray, dependent: bool, seed: int, reps: int = REPS) -> tuple[np.ndarray, int]:
+    """(bootstrap replicates (reps, k) of the column means of ``values``, the mean block length used):
+    the stationary bootstrap for dependent units, else the i.i.d. bootstrap (block length 1)."""
+    rng = np.random.default_rng(seed)
+    length = block_length(values) if dependent else 1
+    bootstrap: IIDBootstrap = StationaryBootstrap(length, values, seed=rng) if dependent else IIDBootstrap(
+        values, seed=rng)
+    draws = bootstrap.apply(lambda x: x.mean(axis=0), reps)
+    return np.asarray(draws, dtype=float).reshape(reps, values.shape[1]), length
+
+
+def seed_replicates(per_seed: list[np.ndarray], seed: int) -> np.ndarray:
+    """A row's replicates from its seeds' (each (reps, k), the same reps): replicate b draws as many
+    seeds as there are, with replacement, and averages their b-th replicates."""
+    stacked = np.stack(per_seed)  # (S, reps, k)
+    if len(per_seed) == 1:
+        return stacked[0]
+    n_seeds, reps = stacked.shape[:2]
+    drawn = np.random.default_rng(seed).integers(0, n_seeds, size=(reps, n_seeds))
+    return stacked[drawn, np.arange(reps)[:, None]].mean(axis=1)
+
+
+def percentile_ci(draws: np.ndarray, level: float = CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """(low, high) percentile bounds of each column of ``draws`` (reps, k) at ``level``."""
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(draws, [tail, 100 - tail], axis=0)
+    return low, high

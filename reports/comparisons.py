@@ -1,0 +1,79 @@
+"""Comparisons of rows on a proper score: Diebold-Mariano against a reference, the Model Confidence Set.
+
+The interval score is proper for central (1 - alpha) intervals (Gneiting & Raftery
+2007), so lower is better and differences of its mean are what a comparison can rest
+on. The loss of a row is its interval score per resampling unit (a series' test step,
+a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
+
+* Diebold & Mariano (1995): d_t = L_row,t - L_ref,t, DM = mean(d) / se(mean(d)) with a
+  HAC (Newey-West) standard error from statsmodels, lags floor(4 (n / 100)^(2/9)) for a
+  series, none for exchangeable sequences; with Harvey, Leybourne & Newbold's (1997)
+  small-sample correction for one-step forecasts, DM* = DM sqrt((n - 1) / n), against
+  Student's t with n - 1 degrees of freedom (two-sided).
+* The Model Confidence Set of Hansen, Lunde & Nason (2011), ``arch.bootstrap.MCS`` with
+  the range statistic, the stationary bootstrap (block 1 for sequences) and a seed:
+  the rows not significantly worse than the best at size 1 - level.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import statsmodels.api as sm
+from arch.bootstrap import MCS
+from scipy.stats import t as student_t
+
+#: The MCS keeps the rows whose elimination p-value exceeds 1 - MCS_LEVEL.
+MCS_LEVEL = 0.9
+
+
+def newey_west_lags(n: int) -> int:
+    """The usual automatic truncation lag floor(4 (n / 100)^(2/9))."""
+    return int(math.floor(4 * (n / 100) ** (2 / 9)))
+
+
+@dataclass(frozen=True)
+class DieboldMariano:
+    """A row's mean loss difference to the reference, its CI at ``level``, DM* and its p-value."""
+
+    mean_difference: float
+    ci_low: float
+    ci_high: float
+    statistic: float
+    p_value: float
+    n: int
+
+
+def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = True,
+                    level: float = 0.9) -> DieboldMariano:
+    """Diebold-Mariano with HAC variance and the HLN correction (module docstring), for losses (n,) of a
+    row and of the reference on the same units."""
+    d = np.asarray(loss, dtype=float) - np.asarray(reference, dtype=float)
+    n = len(d)
+    mean = float(d.mean())
+    if n < 3 or np.ptp(d) == 0:
+        return DieboldMariano(mean, mean, mean, 0.0 if mean == 0 else math.copysign(math.inf, mean),
+                              1.0 if mean == 0 else 0.0, n)
+    lags = newey_west_lags(n) if dependent else 0
+    fit = sm.OLS(d, np.ones(n)).fit(cov_type="HAC", cov_kwds={"maxlags": lags})
+    se = float(fit.bse[0]) / math.sqrt((n - 1) / n)  # HLN: DM* = DM sqrt((n - 1) / n)
+    statistic = mean / se
+    p = float(2 * student_t.sf(abs(statistic), n - 1))
+    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * se
+    return DieboldMariano(mean, mean - half, mean + half, float(statistic), p, n)
+
+
+def model_confidence_set(losses: np.ndarray, block: int, seed: int, level: float = MCS_LEVEL,
+                         reps: int = 1000) -> np.ndarray:
+    """(k,) booleans: which of the k columns of ``losses`` (n, k) are in the MCS at ``level``."""
+    k = losses.shape[1]
+    if k == 1:
+        return np.ones(1, dtype=bool)
+    mcs = MCS(losses, size=1 - level, reps=reps, block_size=max(1, int(block)), method="R",
+              bootstrap="stationary", seed=np.random.default_rng(seed))
+    mcs.compute()
+    kept = np.zeros(k, dtype=bool)
+    kept[np.asarray(mcs.included, dtype=int)] = True
+    return kept

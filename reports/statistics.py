@@ -1,0 +1,320 @@
+"""Is the difference real? Uncertainty and comparisons of stored results, from their predictions only.
+
+Per record (cached beside the store, checked like every cache): the resampling units
+and bootstrap replicates of its headline metrics (:mod:`pibench.reports.bootstrap_ci`)
+and the counts of the interval-forecast tests (:mod:`pibench.reports.interval_tests`).
+Per table row (suite, dataset, alpha, method, setting) over its seeds: CIs of coverage,
+mean length and interval score (seeds resampled, then units), the tests on the pooled
+counts, and membership of the Model Confidence Set of its dataset. Per dataset: each
+row's Diebold-Mariano comparison with a reference row (:mod:`pibench.reports.comparisons`).
+The oracle is never the reference and never in an MCS: it is the truth, not a method.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pibench.reports.bootstrap_ci import (
+    REPS,
+    SERIES_METRICS,
+    SET_METRICS,
+    percentile_ci,
+    replicates,
+    seed_replicates,
+    unit_values,
+)
+from pibench.reports.comparisons import diebold_mariano, model_confidence_set
+from pibench.reports.interval_tests import MissCounts, coverage_tests, joint_coverage_test, miss_counts
+
+#: Part of every cache entry's name: a change of what is computed here makes old entries unused.
+STATS_VERSION = 2
+ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
+GROUP_KEYS = ["suite", "dataset", "alpha"]
+#: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
+SUMMARY_NAMES = {"series": dict(zip(SERIES_METRICS, SERIES_METRICS)),
+                 "set": {"joint_coverage": "coverage", "coverage": "marginal_coverage", "mean_length": "mean_length",
+                         "winkler": "winkler", "bonferroni_winkler": "bonferroni_winkler"}}
+#: Losses :func:`compare` can rank rows by (the interval score is the proper one).
+LOSSES = {"winkler": "winkler", "interval_score": "winkler", "mean_length": "mean_length"}
+
+
+@dataclass(frozen=True)
+class RecordStatistics:
+    """What one record contributes: its units' values (n, k), their replicates (REPS, k), the block length,
+    and its test counts (series: miss counts; sets: jointly covered and total sequences)."""
+
+    task_id: str
+    kind: str  # "series" or "set"
+    units: np.ndarray
+    draws: np.ndarray
+    block: int
+    counts: tuple[int, ...]
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        return SERIES_METRICS if self.kind == "series" else SET_METRICS
+
+    def column(self, metric: str) -> np.ndarray:
+        return self.units[:, self.metrics.index(metric)]
+
+    def loss(self, metric: str) -> np.ndarray:
+        """Per unit loss ``metric``; a set's interval score at the per-horizon level alpha / H."""
+        return self.column("bonferroni_winkler" if metric == "winkler" and self.kind == "set" else metric)
+
+
+def _seed_of(key: str) -> int:
+    return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
+
+
+def _arrays_sha256(arrays: dict[str, np.ndarray]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        a = np.ascontiguousarray(arrays[name])
+        h.update(name.encode() + a.dtype.str.encode() + str(a.shape).encode() + a.tobytes())
+    return h.hexdigest()
+
+
+def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
+    units, dependent = unit_values(frame, float(record["alpha"]), tuple(record["length_cap"]))
+    draws, block = replicates(units, dependent, _seed_of(record["task_id"]))
+    if dependent:
+        width = len(frame["group"].unique())
+        misses = ~((frame["y"] >= frame["lower"]) & (frame["y"] <= frame["upper"])).to_numpy().reshape(-1, width)
+        counts: tuple[int, ...] = miss_counts(misses).as_tuple()
+    else:
+        counts = (int(units[:, 0].sum()), len(units))
+    return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, counts)
+
+
+def _cache_path(cache_dir: Path, task_id: str) -> Path:
+    return cache_dir / f"{task_id}.v{STATS_VERSION}.r{REPS}.npz"
+
+
+def _load_cached(path: Path, record: dict) -> RecordStatistics | None:
+    """The cached statistics of ``record`` if ``path`` holds them for its very predictions, else None."""
+    try:
+        if not path.is_file():
+            return None
+        with np.load(path, allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            arrays = {name: z[name] for name in ("units", "draws", "counts")}
+    except (OSError, ValueError, KeyError):
+        return None
+    if meta.get("predictions_sha256") != record.get("predictions_sha256") or meta.get("sha256") != _arrays_sha256(
+            arrays):
+        return None
+    stats = RecordStatistics(record["task_id"], meta["kind"], arrays["units"], arrays["draws"], int(meta["block"]),
+                             tuple(int(c) for c in arrays["counts"]))
+    return stats if stats.units.shape[1] == stats.draws.shape[1] == len(stats.metrics) else None
+
+
+def _store(path: Path, record: dict, stats: RecordStatistics) -> None:
+    arrays = {"units": stats.units, "draws": stats.draws, "counts": np.asarray(stats.counts, dtype=np.int64)}
+    meta = {"predictions_sha256": record.get("predictions_sha256"), "kind": stats.kind, "block": stats.block,
+            "sha256": _arrays_sha256(arrays)}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.savez(fh, allow_pickle=False, meta=np.array(json.dumps(meta)), **arrays)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a read-only store still gets its statistics, computed each time
+
+
+def record_statistics(record: dict, read_predictions: Callable[[str], pd.DataFrame],
+                      cache_dir: Path | None = None) -> RecordStatistics | None:
+    """The statistics of a finished record (None for a failed one), from the cache in ``cache_dir`` when it
+    holds them for the record's predictions (their sha256), else computed and cached."""
+    if record.get("status") != "ok":
+        return None
+    path = _cache_path(cache_dir, record["task_id"]) if cache_dir is not None else None
+    cached = _load_cached(path, record) if path is not None else None
+    if cached is not None:
+        return cached
+    stats = _compute(record, read_predictions(record["task_id"]))
+    if path is not None:
+        _store(path, record, stats)
+    return stats
+
+
+# -- per task: the columns of summary.csv -----------------------------------------------------------------------
+
+def _ci_columns(stats_kind: str, metrics: Iterable[str], low: np.ndarray, high: np.ndarray) -> dict[str, float]:
+    names = SUMMARY_NAMES[stats_kind]
+    out = {}
+    for metric, lo, hi in zip(metrics, low, high):
+        out[f"{names[metric]}_ci_low"], out[f"{names[metric]}_ci_high"] = float(lo), float(hi)
+    return out
+
+
+def _test_columns(kind: str, counts: tuple[int, ...], alpha: float) -> dict[str, float]:
+    if kind == "series":
+        tests = coverage_tests(MissCounts(*counts), alpha)
+        return {"p_uc": tests.p_uc, "p_ind": tests.p_ind, "p_cc": tests.p_cc}
+    return {"p_joint": joint_coverage_test(counts[0], counts[1], alpha)}
+
+
+def task_columns(record: dict, stats: RecordStatistics) -> dict[str, float]:
+    """The summary columns of one task: CIs of its own replicates, its tests, its block length."""
+    low, high = percentile_ci(stats.draws)
+    return {**_ci_columns(stats.kind, stats.metrics, low, high),
+            **_test_columns(stats.kind, stats.counts, float(record["alpha"])), "block_length": stats.block}
+
+
+# -- per row and per dataset ---------------------------------------------------------------------------------------
+
+def _row_key(record: dict) -> tuple:
+    return tuple(record[k] for k in ROW_KEYS)
+
+
+def _row_losses(members: list[tuple[dict, RecordStatistics]], seeds: list, metric: str) -> np.ndarray | None:
+    """A row's per-unit loss averaged over ``seeds`` (None if a seed is missing or the units differ)."""
+    by_seed = {r["seed"]: s for r, s in members}
+    if any(seed not in by_seed for seed in seeds):
+        return None
+    columns = [by_seed[seed].loss(metric) for seed in seeds]
+    if len({len(c) for c in columns}) != 1:
+        return None
+    return np.mean(columns, axis=0)
+
+
+@dataclass
+class GroupComparison:
+    """The comparison of the rows of one (suite, dataset, alpha): per row, its mean loss, the Diebold-Mariano
+    comparison with the reference row and MCS membership."""
+
+    reference: tuple | None
+    table: pd.DataFrame
+
+
+def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric: str = "winkler",
+                  reference: str | None = None) -> GroupComparison:
+    """DM of every row against ``reference`` (a method name, or "method setting"; default: the row with
+    the lowest mean loss) and the MCS at :data:`~pibench.reports.comparisons.MCS_LEVEL`, on the seeds every row
+    has. The oracle is
+    compared but is neither the reference nor in the MCS."""
+    column = LOSSES[metric]
+    seeds = sorted(set.intersection(*(set(r["seed"] for r, _ in members) for members in rows.values())))
+    losses: dict[tuple, np.ndarray] = {}
+    for key, members in rows.items():
+        loss = _row_losses(members, seeds, column) if seeds else None
+        if loss is not None:
+            losses[key] = loss
+    if len({len(v) for v in losses.values()}) > 1:  # rows over different test spans cannot be paired
+        losses = {}
+    candidates = [key for key in losses if key[3] != "oracle"]
+    ref = _reference(candidates, losses, reference)
+    kinds = {members[0][1].kind for members in rows.values()}
+    dependent = kinds == {"series"}
+    in_mcs: dict[tuple, bool] = {}
+    if len(candidates) > 1:
+        matrix = np.column_stack([losses[key] for key in candidates])
+        block = int(np.median([s.block for members in rows.values() for _, s in members])) if dependent else 1
+        group_seed = _seed_of(json.dumps([str(k) for k in sorted(map(str, candidates))]))
+        kept = model_confidence_set(matrix, block, group_seed)
+        in_mcs = dict(zip(candidates, kept.tolist()))
+    elif candidates:
+        in_mcs = {candidates[0]: True}
+    out = []
+    for key, members in rows.items():
+        row = dict(zip(ROW_KEYS, key))
+        row["mean_loss"] = float(np.mean([s.loss(column).mean() for _, s in members]))
+        row["in_mcs"] = in_mcs.get(key)
+        if ref is not None and key in losses and key != ref:
+            dm = diebold_mariano(losses[key], losses[ref], dependent)
+            row.update(difference=dm.mean_difference, difference_ci_low=dm.ci_low, difference_ci_high=dm.ci_high,
+                       dm_statistic=dm.statistic, dm_p=dm.p_value)
+        out.append(row)
+    table = pd.DataFrame(out)
+    table["kind"] = "series" if dependent else "set"
+    if ref is not None:
+        table["reference"] = " ".join(str(x) for x in ref[3:])
+    return GroupComparison(ref, table)
+
+
+def _reference(candidates: list[tuple], losses: dict[tuple, np.ndarray], wanted: str | None) -> tuple | None:
+    if not candidates:
+        return None
+    if wanted is None:
+        return min(candidates, key=lambda k: float(losses[k].mean()))
+    named = [k for k in candidates if wanted in (k[3], f"{k[3]} {k[4]}")]
+    if not named:
+        return None
+    return min(named, key=lambda k: float(losses[k].mean()))  # a method's best setting
+
+
+@dataclass
+class Statistics:
+    """Everything this module derives for a set of records (see the module docstring)."""
+
+    tasks: pd.DataFrame   # one row per task_id: CIs of its own, tests, block length, in_mcs
+    rows: pd.DataFrame    # one row per (suite, dataset, alpha, method, setting): CIs over seeds, pooled tests, MCS
+    groups: dict[tuple, GroupComparison]
+
+
+def _grouped(records: list[dict], read_predictions: Callable[[str], pd.DataFrame], cache_dir: Path | None
+             ) -> tuple[list[tuple[dict, RecordStatistics]], dict[tuple, dict[tuple, list]]]:
+    """(every finished record with its statistics, the same by dataset group and row, seeds in order)."""
+    pairs = [(r, record_statistics(r, read_predictions, cache_dir)) for r in records if r.get("status") == "ok"]
+    kept = [(r, s) for r, s in pairs if s is not None]
+    by_group: dict[tuple, dict[tuple, list]] = {}
+    for record, stats in sorted(kept, key=lambda p: p[0]["seed"]):
+        key = _row_key(record)
+        by_group.setdefault(key[:3], {}).setdefault(key, []).append((record, stats))
+    return kept, by_group
+
+
+def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd.DataFrame],
+                       cache_dir: Path | None = None) -> Statistics:
+    """The statistics of every finished record, row and dataset of ``records``."""
+    pairs, by_group = _grouped(records, read_predictions, cache_dir)
+    tasks = pd.DataFrame([{"task_id": r["task_id"], **task_columns(r, s)} for r, s in pairs])
+    groups = {group: compare_group(rows) for group, rows in by_group.items()}
+    mcs = {tuple(row[k] for k in ROW_KEYS): row["in_mcs"] for g in groups.values()
+           for row in g.table.to_dict("records")}
+    rows = pd.DataFrame([_row_columns(key, members, mcs.get(key)) for group in by_group.values()
+                         for key, members in group.items()])
+    if len(tasks):
+        membership = {r["task_id"]: mcs.get(_row_key(r)) for r, _ in pairs}
+        tasks["in_mcs"] = tasks["task_id"].map(membership)
+    return Statistics(tasks, rows, groups)
+
+
+def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], in_mcs: bool | None) -> dict:
+    kind = members[0][1].kind
+    draws = seed_replicates([s.draws for _, s in members], _seed_of(json.dumps([str(k) for k in key])))
+    low, high = percentile_ci(draws)
+    counts = tuple(map(sum, zip(*(s.counts for _, s in members))))
+    return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
+            **_ci_columns(kind, members[0][1].metrics, low, high),
+            **_test_columns(kind, counts, float(key[2])), "in_mcs": in_mcs}
+
+
+def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame], reference: str | None = None,
+            metric: str = "winkler", cache_dir: Path | None = None) -> pd.DataFrame:
+    """Per row of every dataset: its mean loss, the Diebold-Mariano comparison with ``reference`` (mean
+    difference, its CI at :data:`~pibench.reports.bootstrap_ci.CI_LEVEL`, DM*, p-value) and MCS membership
+    on ``metric``. ValueError for an unknown metric, or a reference that is a row of no dataset."""
+    if metric not in LOSSES:
+        raise ValueError(f"metric={metric!r}: compare on one of {', '.join(LOSSES)} (the interval score, "
+                         "'winkler', is the proper one).")
+    _, by_group = _grouped(records, read_predictions, cache_dir)
+    frames = []
+    for rows in by_group.values():
+        group = compare_group(rows, metric, reference)
+        if group.reference is not None:
+            frames.append(group.table)
+    if reference is not None and not frames:
+        names = sorted({r["method"] for r in records})
+        raise ValueError(f"reference={reference!r} is a row of no dataset here: give a method name or "
+                         f"'method setting' of {names}.")
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

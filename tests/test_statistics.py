@@ -1,0 +1,227 @@
+"""Is the difference real? The bootstrap CIs, the interval-forecast tests, Diebold-Mariano and the MCS
+against known truth: simulated miss sequences of known coverage and dependence, hand computations, losses
+of known order; and where users see them (summary.csv, the tables, the figures, results.compare)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import chi2
+
+from pibench import run
+from pibench.reports.bootstrap_ci import percentile_ci, replicates, seed_replicates
+from pibench.reports.comparisons import diebold_mariano, model_confidence_set
+from pibench.reports.interval_tests import MissCounts, coverage_tests, joint_coverage_test, lr_ind, lr_uc, miss_counts
+
+
+def markov_misses(n: int, miss_rate: float, stay: float, rng: np.random.Generator) -> np.ndarray:
+    """A two-state Markov chain of misses with stationary miss probability ``miss_rate`` and
+    P(miss | miss) = ``stay`` (so P(miss | hit) = miss_rate (1 - stay) / (1 - miss_rate))."""
+    enter = miss_rate * (1 - stay) / (1 - miss_rate)
+    state = rng.random() < miss_rate
+    out = np.empty(n, dtype=bool)
+    u = rng.random(n)
+    for t in range(n):
+        state = u[t] < (stay if state else enter)
+        out[t] = state
+    return out
+
+
+def test_the_block_bootstrap_ci_covers_dependent_coverage_where_the_iid_one_does_not():
+    """200 chains of 2,000 steps, 10% misses in runs (P(miss | miss) = 0.6): the stationary block
+    bootstrap's 90% CI of coverage holds the true 90% in 85-95% of them; the i.i.d. bootstrap's, which
+    ignores the runs, far less often."""
+    rng = np.random.default_rng(2024)
+    held = {"block": 0, "iid": 0}
+    for rep in range(200):
+        hits = (~markov_misses(2000, 0.1, 0.6, rng)).astype(float)[:, None]
+        for name, dependent in (("block", True), ("iid", False)):
+            draws, _ = replicates(hits, dependent, seed=rep, reps=400)
+            low, high = percentile_ci(draws)
+            held[name] += int(low[0] <= 0.9 <= high[0])
+    assert 0.85 <= held["block"] / 200 <= 0.95, held
+    assert held["iid"] / 200 < 0.8, held
+
+
+def test_seed_replicates_resample_seeds_then_units():
+    one = np.full((1000, 1), 0.90)
+    other = np.full((1000, 1), 0.80)
+    draws = seed_replicates([one, other], seed=0)
+    assert set(np.round(np.unique(draws), 6)) <= {0.8, 0.85, 0.9}  # two seeds drawn with replacement
+    assert 0.2 < np.mean(np.isclose(draws, 0.85)) < 0.8
+    assert np.array_equal(seed_replicates([one], seed=0), one)
+
+
+def test_christoffersen_equals_a_hand_computation():
+    misses = np.array([0, 0, 1, 1, 0, 0, 0, 1, 0, 0], dtype=bool)
+    counts = miss_counts(misses)
+    assert counts == MissCounts(n0=7, n1=3, n00=4, n01=2, n10=2, n11=1)
+    alpha = 0.1
+    pi = 3 / 10
+    uc = -2 * (7 * math.log(0.9) + 3 * math.log(0.1) - 7 * math.log(1 - pi) - 3 * math.log(pi))
+    p01, p11, p2 = 2 / 6, 1 / 3, 3 / 9
+    ind = -2 * (6 * math.log(1 - p2) + 3 * math.log(p2)
+                - 4 * math.log(1 - p01) - 2 * math.log(p01) - 2 * math.log(1 - p11) - 1 * math.log(p11))
+    assert lr_uc(counts, alpha) == pytest.approx(uc, rel=1e-12)
+    assert lr_ind(counts) == pytest.approx(ind, rel=1e-12, abs=1e-12)
+    tests = coverage_tests(counts, alpha)
+    assert tests.p_uc == pytest.approx(chi2.sf(uc, 1)) and tests.p_cc == pytest.approx(chi2.sf(uc + ind, 2))
+    # a panel: transitions within each series (column), never across them
+    assert miss_counts(np.array([[1, 0], [1, 0]], dtype=bool)) == MissCounts(2, 2, 1, 0, 0, 1)
+    # no miss at all: 0 log 0 = 0, the statistics stay finite
+    assert np.isfinite(lr_uc(miss_counts(np.zeros(50, bool)), alpha)) and lr_ind(miss_counts(np.zeros(50, bool))) == 0
+
+
+def test_the_tests_reject_clustered_misses_and_hold_their_level_for_iid_ones():
+    rng = np.random.default_rng(7)
+    reps = 400
+    rejections = {"uc": 0, "ind": 0, "cc": 0}
+    for _ in range(reps):
+        tests = coverage_tests(miss_counts(rng.random(1000) < 0.1), 0.1)
+        rejections["uc"] += tests.p_uc < 0.05
+        rejections["ind"] += tests.p_ind < 0.05
+        rejections["cc"] += tests.p_cc < 0.05
+    for name, count in rejections.items():
+        assert 0.02 <= count / reps <= 0.09, (name, count)  # about 5% under the null
+    clustered = coverage_tests(miss_counts(markov_misses(1000, 0.1, 0.6, np.random.default_rng(1))), 0.1)
+    assert clustered.p_ind < 1e-6 and clustered.p_cc < 1e-6
+    assert coverage_tests(miss_counts(rng.random(1000) < 0.2), 0.1).p_uc < 1e-6  # twice the misses asked for
+
+
+def test_the_binomial_test_of_joint_coverage():
+    assert joint_coverage_test(90, 100, 0.1) == pytest.approx(1.0)
+    assert joint_coverage_test(60, 100, 0.1) < 1e-10
+    # exact two-sided: the probability of every count no more likely than the one seen
+    pmf = [math.comb(100, k) * 0.9 ** k * 0.1 ** (100 - k) for k in range(101)]
+    by_hand = sum(p for p in pmf if p <= pmf[85] * (1 + 1e-7))
+    assert joint_coverage_test(85, 100, 0.1) == pytest.approx(by_hand, rel=1e-9)
+
+
+def test_diebold_mariano_holds_its_level_and_finds_a_known_margin():
+    rng = np.random.default_rng(11)
+    rejections = 0
+    reps = 300
+    for _ in range(reps):
+        shock = rng.normal(size=800)  # losses with serial dependence, equal in mean
+        a = np.convolve(rng.normal(size=800), [1, 0.6], "same") ** 2 + shock ** 2
+        b = np.convolve(rng.normal(size=800), [1, 0.6], "same") ** 2 + shock ** 2
+        rejections += diebold_mariano(a, b).p_value < 0.05
+    assert 0.02 <= rejections / reps <= 0.09, rejections
+    base = rng.normal(size=800) ** 2
+    worse = diebold_mariano(base + 0.3 + 0.1 * rng.normal(size=800), base)
+    assert worse.p_value < 1e-6 and worse.ci_low < 0.3 < worse.ci_high and worse.ci_low > 0
+    same = diebold_mariano(base, base)
+    assert same.p_value == 1.0 and same.mean_difference == 0.0
+
+
+def test_the_mcs_keeps_the_true_best():
+    rng = np.random.default_rng(5)
+    n = 1000
+    common = rng.normal(size=n) ** 2
+    losses = np.column_stack([common + rng.normal(scale=0.3, size=n) + shift for shift in (0.0, 0.02, 0.5, 1.0)])
+    kept = model_confidence_set(losses, block=1, seed=0)
+    assert kept[0] and not kept[2] and not kept[3]
+
+
+SUITE = """
+name = "stats"
+seeds = [0, 1]
+protocol = { kind = "online", window = 150, retrain_every = 50 }
+[[datasets]]
+name = "ar"
+params = { n_train = 200, n_test = 300 }
+[[datasets]]
+name = "seasonal_sets"
+params = { n_train = 80, n_calibration = 60, n_test = 120 }
+[[methods]]
+name = "autoreg"
+params = { lags = 1 }
+[[methods]]
+name = "aci"
+params = { base = "linear" }
+grid = { gamma = [0.0, 0.05] }
+[[methods]]
+name = "oracle"
+[[methods]]
+name = "cfrnn"
+params = { hidden = 8, epochs = 10 }
+"""
+
+
+@pytest.fixture(scope="module")
+def stats_store(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("stats")
+    (folder / "stats.toml").write_text(SUITE)
+    return run(folder / "stats.toml", results_dir=folder / "r", progress=False), folder
+
+
+def test_summary_csv_carries_each_tasks_cis_and_tests(stats_store):
+    results, folder = stats_store
+    summary = pd.read_csv(folder / "r" / "summary.csv")
+    series = summary[summary["dataset"] == "ar"]
+    for column in ("coverage_ci_low", "coverage_ci_high", "mean_length_ci_low", "winkler_ci_high", "p_uc", "p_ind",
+                   "p_cc", "block_length"):
+        assert series[column].notna().all(), column
+    assert series.loc[series["method"] != "oracle", "in_mcs"].notna().all()
+    assert (series["coverage_ci_low"] <= series["coverage"]).all() and (series["coverage"] <= series[
+        "coverage_ci_high"]).all()
+    sets = summary[summary["dataset"] == "seasonal_sets"]
+    assert sets["p_joint"].notna().all() and (sets["coverage_ci_low"] <= sets["coverage"]).all()
+    assert summary.loc[summary["method"] == "oracle", "in_mcs"].isna().all()  # the oracle is not compared
+
+
+def test_statistics_repeat_exactly_and_come_from_the_cache(stats_store):
+    results, folder = stats_store
+    from pibench import load_results
+
+    again = load_results(folder / "r")
+    cached = sorted((folder / "r" / "cache" / "stats").glob("*.npz"))
+    assert len(cached) == len([r for r in results.records if r["status"] == "ok"])
+    pd.testing.assert_frame_equal(again.statistics.rows, results.statistics.rows)
+    for path in cached:  # a damaged cache entry is computed again, the same numbers
+        path.write_bytes(b"not an npz")
+    fresh = load_results(folder / "r")
+    pd.testing.assert_frame_equal(fresh.statistics.rows, results.statistics.rows)
+
+
+def test_the_tables_show_cis_tests_and_comparisons(stats_store):
+    results, _ = stats_store
+    tables = results.tables()
+    assert "### Comparisons: ar (stats, alpha 0.1) on the interval score, against" in tables
+    assert "### Comparisons: seasonal_sets (stats, alpha 0.1) on the interval score per horizon at level alpha / H" \
+        in tables
+    assert "### Comparisons across datasets" in tables
+    row = next(line for line in tables.splitlines() if line.startswith("| stats | ar | autoreg |"))
+    assert row.count("[") >= 3 and " / " in row  # coverage, length and score with CIs; p uc / ind / cc
+
+
+def test_compare_returns_a_frame_against_the_chosen_reference(stats_store):
+    results, _ = stats_store
+    frame = results.compare(reference="autoreg")
+    ar = frame[frame["dataset"] == "ar"].set_index("setting")
+    assert set(ar["reference"]) == {"autoreg default"} and math.isnan(ar.loc["default"].query(
+        "method == 'autoreg'")["difference"].iloc[0])
+    assert ar[ar["method"] != "autoreg"]["dm_p"].between(0, 1).all()
+    oracle = ar[ar["method"] == "oracle"].iloc[0]
+    assert oracle["difference"] < 0 and oracle["in_mcs"] is None  # the truth beats autoreg, is never in the MCS
+    with pytest.raises(ValueError, match="is a row of no dataset"):
+        results.compare(reference="nonesuch")
+    with pytest.raises(ValueError, match="metric='coverage'"):
+        results.compare(metric="coverage")
+
+
+def test_the_comparison_figure_and_the_tradeoff_bars(stats_store):
+    results, _ = stats_store
+    from pibench.reports.figures.catalog import close
+
+    assert {"comparison-stats-ar", "comparison-stats-seasonal_sets"} <= set(results.figure_names)
+    fig = results.figure("comparison-stats-ar")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "oracle" in labels and "autoreg" in labels
+    close(fig)
+    fig = results.figure("tradeoff")
+    bars = [c for c in fig.axes[0].collections if c.__class__.__name__ == "LineCollection"]
+    assert bars  # the CI bars of each point
+    close(fig)
