@@ -54,10 +54,11 @@ def check_workers(n_jobs: int, threads: int, backend: str = "loky", scheduler: s
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
     cores = available_cores()
-    if threads > cores:
+    remote = backend == "dask" and scheduler is not None  # a cluster brings its own cores
+    if threads > cores and not remote:
         raise ValueError(f"--threads {threads} is more than the {cores} CPU core(s) this process may use; give "
                          f"--threads 1 (the default) to {cores}.")
-    if n_jobs > WORKERS_PER_CORE * cores and not (backend == "dask" and scheduler is not None):
+    if n_jobs > WORKERS_PER_CORE * cores and not remote:
         raise ValueError(f"-j {n_jobs} is far more than the {cores} CPU core(s) here (at most "
                          f"{WORKERS_PER_CORE * cores}: more workers only wait); give -j {cores} to run one task per "
                          "core, or --backend dask --scheduler ADDRESS for a cluster.")

@@ -119,10 +119,11 @@ def _message(exc: Exception) -> str:
     return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
 
 
-def _check_task(task: Task, problem) -> tuple[int, int]:
-    """Raise ValueError if the task's method, parameters or protocol cannot run on ``problem``; else
-    (test steps, fits) of its protocol ((0, 0) for sets)."""
-    method = task_method(task)
+def _check_task(task: Task, problem, cls: type[IntervalMethod]) -> tuple[int, int]:
+    """Raise ValueError if the task's method (class ``cls``), parameters or protocol cannot run on
+    ``problem``; else (test steps, fits) of its protocol ((0, 0) for sets)."""
+    c = task.config
+    method = build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed, cls)
     method.check_params()
     method.prepare(problem)
     if isinstance(problem, SeriesProblem):
@@ -153,7 +154,7 @@ def _method_classes(tasks: list[Task], problems: dict[str, None], notes: dict[st
     for name in dict.fromkeys(t.config["method"]["name"] for t in tasks):
         try:
             classes[name] = current_method_class(name, notes)
-        except ValueError as exc:
+        except Exception as exc:  # a plugin that cannot be loaded or reloaded is a problem of the run, not a crash
             problems[f"method {name!r}: {_message(exc)}"] = None
     return classes
 
@@ -175,6 +176,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     notes: dict[str, None] = dict.fromkeys(getattr(tasks, "notes", []))
     not_applicable: dict[str, None] = {}
     classes = _method_classes(tasks, problems, notes)
+    shipped = {name: ship(cls) for name, cls in classes.items()}  # one pickle per class, shared by its tasks
     bound: dict[int, Task] = {}
     code = code_version()
     by_dataset: dict[tuple, list[int]] = {}
@@ -199,9 +201,9 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             cls = classes.get(c["method"]["name"])
             if cls is None:
                 continue  # its problem is noted
-            task = tasks[i].bound({}, ship(cls))
+            task = tasks[i]
             try:
-                steps, fits = _check_task(task, problem)
+                steps, fits = _check_task(task, problem, cls)
             except NotApplicable as exc:
                 not_applicable[f"method {c['method']['name']!r} left out on dataset {label!r}: {_message(exc)}"] = None
                 continue
@@ -217,7 +219,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             plugin = method_code_identity(cls)
             if plugin:
                 identity["plugin"] = plugin
-            bound[i] = task.bound(identity, task.method_class)
+            bound[i] = task.bound(identity, shipped[c["method"]["name"]])
     if not problems and not bound and not_applicable:
         problems.update(dict.fromkeys(f"nothing left to run: {line}" for line in not_applicable))
     if problems:

@@ -47,10 +47,16 @@ from pibench.methods.base import IntervalMethod
 from pibench.methods.code_identity import method_code_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
-from pibench.reports.metrics import default_cap, metrics_from_predictions
+from pibench.reports.metrics import DERIVED_FIELDS, default_cap, metrics_from_predictions
 from pibench.reports.selection import select_current
 from pibench.reports.statistics import compute_statistics
 from pibench.reports.summary import write_summary
+
+#: Names a method's diagnostics may not take: the record's metrics and what the store checks.
+RESERVED_DIAGNOSTICS = {"coverage", "mean_length", "median_length", "std_length", "iqr_length", "n_infinite",
+                        "winkler", "n_test", "status", "error", "length_cap", "predictions_sha256", "fit_seconds",
+                        "predict_seconds", "n_fits", "wall_seconds", "volatility_source", "coverage_by_group",
+                        "worst_rolling_coverage", "longest_miss_run", "per_horizon_coverage", *DERIVED_FIELDS}
 
 
 def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | None = None,
@@ -146,7 +152,12 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         best = oracle_test_lengths(problem, c["alpha"], len(out.y))
         predictions = _predictions_frame(problem, out, volatility, best)
         metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
-        record.update(method.diagnostics())
+        diagnostics = method.diagnostics()
+        taken = sorted(set(diagnostics) & (set(record) | RESERVED_DIAGNOSTICS))
+        if taken:
+            raise ValueError(f"{type(method).__name__}.diagnostics() returns {taken}, which name fields of the "
+                             "record or its metrics; give them other names (e.g. a prefix of the method's).")
+        record.update(diagnostics)
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)
     except Exception as exc:  # recorded, so that one failing task does not stop the others
@@ -232,7 +243,7 @@ class RunReport:
 
     def failure_lines(self) -> list[str]:
         """One line per failed task: what it was and the first line of its error."""
-        return [f"{r['dataset']} / {r['method']} {r['setting']} / seed {r['seed']}: "
+        return [f"{r['dataset']} / {r['method']} {r['setting']} / seed {r['seed']} / alpha {r.get('alpha')}: "
                 f"{(str(r.get('error', '')).strip() or 'no message').splitlines()[0]}" for r in self.failed]
 
     def __repr__(self) -> str:
@@ -305,10 +316,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     batch_cells = device == "cuda" if batch_cells is None else batch_cells
     check_results_dir(results_dir)
     tasks, notes = prepare_tasks(tasks, data_dir)
-    if progress:  # a run's cost is worth knowing before the wait (the report repeats it at the end)
-        for line in notes:
-            if LONG_RUN_NOTE in line:
-                tqdm.write(line, file=sys.stderr)
+    for line in notes:  # a run's cost is worth knowing before the wait (the report repeats it at the end)
+        if LONG_RUN_NOTE in line:
+            print(line, file=sys.stderr, flush=True)
     store = ResultsStore(results_dir)
     with store.lock():
         folder = store.folder_id()

@@ -24,12 +24,13 @@ from pibench.methods.code_identity import is_pibench_class, snapshots
 
 
 def _dumps_by_value(cls: type) -> bytes:
-    """cloudpickle of ``cls`` with the modules of its plugin snapshots pickled by value."""
+    """cloudpickle of ``cls`` with the top-level packages of its snapshots pickled by value (so the helpers
+    its identity names travel with it)."""
     already = set(cloudpickle.list_registry_pickle_by_value())
     added = []
-    for snapshot in snapshots(cls):
-        module = sys.modules.get(snapshot.module)
-        if module is not None and snapshot.module != "__main__" and snapshot.module not in already:
+    for top in sorted({s.module.split(".")[0] for s in snapshots(cls) if s.module != "__main__"}):
+        module = sys.modules.get(top)
+        if module is not None and top not in already:
             cloudpickle.register_pickle_by_value(module)
             added.append(module)
     try:
@@ -40,22 +41,29 @@ def _dumps_by_value(cls: type) -> bytes:
 
 
 class ShippedClass:
-    """A method class that pickles by value (see the module docstring); ``.cls`` is the class."""
+    """A method class that pickles by value (see the module docstring); ``.cls`` is the class. It is
+    pickled once, the first time a task carrying it is sent, and the bytes reused for every other task."""
 
     def __init__(self, cls: type) -> None:
         self.cls = cls
+        self._payload: bytes | None = None
 
     def __reduce__(self):
-        return _rebuild, (_dumps_by_value(self.cls),)
+        if self._payload is None:
+            self._payload = _dumps_by_value(self.cls)
+        return _rebuild, (self._payload,)
 
     def __repr__(self) -> str:
         return f"ShippedClass({self.cls.__module__}.{self.cls.__qualname__})"
 
 
 def _rebuild(payload: bytes) -> ShippedClass:
-    return ShippedClass(pickle.loads(payload))
+    shipped = ShippedClass(pickle.loads(payload))
+    shipped._payload = payload
+    return shipped
 
 
 def ship(cls: type) -> ShippedClass | None:
-    """What a task carries to name its method class: None for pibench's own (found by name in the worker)."""
+    """What a task carries to name its method class: None for pibench's own (found by name in the worker).
+    Call it once per class: the tasks of one class share the one pickle."""
     return None if is_pibench_class(cls) else ShippedClass(cls)

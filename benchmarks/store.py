@@ -23,6 +23,7 @@ import hashlib
 import io
 import json
 import os
+import secrets
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from pibench.benchmarks.suite import stable_hash, task_id_of
+from pibench.benchmarks.suite import Task, stable_hash, task_id_of
 from pibench.reports.metrics import Mismatch, metrics_mismatch
 
 #: Fields every record has; an ok record also has the metrics and its predictions' checksum.
@@ -40,23 +41,21 @@ OK_FIELDS = ("coverage", "mean_length", "n_test", "predictions_sha256")
 ERROR_FIELDS = ("error",)
 
 
-def _file_mode() -> int:
-    """The mode a plain ``open`` would give a new file: 0o666 less the umask (read once, at import)."""
-    umask = os.umask(0o022)
-    os.umask(umask)
-    return 0o666 & ~umask
-
-
-#: mkstemp makes files 0600; results are shared like any file the user writes (group-readable by default).
-FILE_MODE = _file_mode()
-
-
 def atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
+    """Write ``path`` through ``write(temporary path)`` and a rename, so a reader sees the whole file or
+    none. The temporary file is created with mode 0o666 and the process's umask, as any file the user
+    writes (group-readable by default), where mkstemp would make it 0o600."""
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+        try:
+            os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666))
+            break
+        except FileExistsError:
+            continue
+    else:
+        raise FileExistsError(f"could not create a temporary file beside {path}")
     try:
-        os.chmod(tmp, FILE_MODE)
-        write(tmp)
+        write(str(tmp))
         with open(tmp, "rb") as fh:  # on disk before the rename makes it visible
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -180,6 +179,7 @@ class ResultsStore:
         tampered = _identity_mismatch(record)
         if tampered:
             return None, f"tampered: {tampered}"
+        record.update(_shown_fields(record))  # what the tables show comes from the verified config
         if record["status"] == "ok":
             predictions = self.predictions_path(path.stem)
             if not predictions.is_file():
@@ -241,6 +241,8 @@ class ResultsStore:
         parses, unchecked: enough to say why a task with a new identity runs again, never used as a result."""
         found: dict[str, list[tuple[str, str, dict]]] = {}
         for path in sorted(self.tasks_dir.glob("*.json")) if self.tasks_dir.is_dir() else []:
+            if not path.is_file():  # a FIFO would block the read
+                continue
             try:
                 record = json.loads(path.read_text())
                 entry = (str(record.get("started_at") or ""), str(record["task_id"]), dict(record["identity"]))
@@ -271,6 +273,15 @@ class ResultsStore:
         atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
 
 
+def _shown_fields(record: dict) -> dict:
+    """The fields the tables show, as the record's (verified) config and identity say: labels, level, seeds."""
+    config, identity = record["config"], record["identity"]
+    task = Task(config, identity)
+    return {"suite": config.get("suite"), "dataset": config["dataset"]["label"], "method": config["method"]["name"],
+            "setting": config.get("setting"), "seed": config.get("seed"), "alpha": config.get("alpha"),
+            "data_fingerprint": identity.get("data"), "data_seed": task.data_seed, "method_seed": task.method_seed}
+
+
 def _identity_mismatch(record: dict) -> str | None:
     """Why a record's id or the fields its tables show disagree with the config and identity it stores,
     else None: its id must re-derive from them (so an edited config, setting or code is a new task, never
@@ -285,9 +296,12 @@ def _identity_mismatch(record: dict) -> str | None:
     if derived != record["task_id"]:
         return f"its id does not re-derive from its config and identity (they give {derived})"
     dataset, method = config.get("dataset"), config.get("method")
-    shown = {"suite": config.get("suite"), "dataset": dataset.get("label") if isinstance(dataset, dict) else None,
-             "method": method.get("name") if isinstance(method, dict) else None, "setting": config.get("setting"),
-             "seed": config.get("seed"), "alpha": config.get("alpha"), "data_fingerprint": identity.get("data")}
+    if not isinstance(dataset, dict) or not isinstance(method, dict) or "label" not in dataset or "name" not in method:
+        return "its config names no dataset label or method"
+    try:
+        shown = _shown_fields(record)
+    except (KeyError, TypeError, ValueError) as exc:
+        return f"its config gives no seeds ({type(exc).__name__})"
     if record["status"] == "ok":
         shown["code_version"] = identity.get("code")
     for field, value in shown.items():

@@ -67,7 +67,15 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     groups = frame.groupby(id_column, sort=True)
     ids = np.asarray(list(groups.groups))
     sequences = [g.to_numpy(float) for _, g in groups[value_column]]
-    return LongSequences(ids, sequences, _parts(groups, split_column, path) if split_column else None)
+    parts = _parts(groups, split_column, path) if split_column else None
+    # ids that are all plain whole numbers (no leading zeros) keep their numeric order, as a parquet file
+    # of the same ids gives; other ids their text order
+    text = [str(i) for i in ids]
+    if all(t.isdigit() and (t == "0" or not t.startswith("0")) for t in text):
+        order = np.argsort([int(t) for t in text], kind="stable")
+        ids, sequences = ids[order], [sequences[k] for k in order]
+        parts = parts[order] if parts is not None else None
+    return LongSequences(ids, sequences, parts)
 
 
 def _parts(groups, split_column: str, path: Path) -> np.ndarray:

@@ -30,6 +30,7 @@ package). Other packages add methods through the ``pibench.methods`` entry-point
 from __future__ import annotations
 
 import inspect
+import sys
 import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -170,9 +171,6 @@ class MethodReplaced(UserWarning):
     """A method name was registered again by the same qualified class: a reload or a re-run notebook cell."""
 
 
-warnings.simplefilter("always", MethodReplaced)  # every reload says so, not only the first
-
-
 def register(cls: M) -> M:
     """Class decorator: make ``cls`` available under ``cls.name``; returns ``cls`` itself (its type kept).
 
@@ -187,8 +185,11 @@ def register(cls: M) -> M:
         where = f"{existing.__module__}.{existing.__qualname__}"
         if where != f"{cls.__module__}.{cls.__qualname__}":
             raise ValueError(f"method name {cls.name!r} is already registered by {where}; choose another name.")
-        warnings.warn(f"method {cls.name!r}: {where} registered again; the new definition replaces the old one.",
-                      MethodReplaced, stacklevel=2)
+        caller = sys._getframe(1)
+        # registry=None: every reload says so, not only the first (no global filter is changed)
+        warnings.warn_explicit(f"method {cls.name!r}: {where} registered again; the new definition replaces the "
+                               "old one.", MethodReplaced, caller.f_code.co_filename, caller.f_lineno,
+                               module=caller.f_globals.get("__name__"), registry=None)
     _REGISTRY[cls.name] = cls
     return cls
 

@@ -260,9 +260,6 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
 
     from pibench.benchmarks.runner import run_tasks
 
-    for name, value in (("jobs", jobs), ("threads", threads)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
     if errors not in ERRORS:
         raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}.")
     if results_dir is None or not isinstance(results_dir, (str, Path)):

@@ -124,7 +124,7 @@ def _store(path: Path, record: dict, stats: RecordStatistics) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
         with open(tmp, "wb") as fh:
-            np.savez(fh, allow_pickle=False, meta=np.array(json.dumps(meta)), **arrays)
+            np.savez(fh, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]  # (numpy's stub)
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only store still gets its statistics, computed each time
@@ -134,8 +134,8 @@ def record_statistics(record: dict, read_predictions: Callable[[str], pd.DataFra
                       cache_dir: Path | None = None) -> RecordStatistics | None:
     """The statistics of a finished record (None for a failed one), from the cache in ``cache_dir`` when it
     holds them for the record's predictions (their sha256), else computed and cached."""
-    if record.get("status") != "ok":
-        return None
+    if record.get("status") != "ok" or "length_cap" not in record or "alpha" not in record:
+        return None  # a failed task, or a record too old to carry the cap its lengths were measured with
     path = _cache_path(cache_dir, record["task_id"]) if cache_dir is not None else None
     cached = _load_cached(path, record) if path is not None else None
     if cached is not None:

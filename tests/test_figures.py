@@ -311,3 +311,19 @@ def test_heat_map_numbers_are_white_on_dark_cells(fesp_store):
             assert to_rgba(text.get_color()) == to_rgba("black")
     assert darks > 0  # the store has cells far enough from nominal to be dark
     close(fig)
+
+
+def test_a_plugin_is_in_the_fesp_figures(fesp_store):
+    runs = [series_run("fesp", "fesp", m, "default", 1.6) for m in ("my_plugin", "autoreg")]
+    results = StoredResults(fesp_store.records + [r for r, _ in runs],
+                            lambda t: dict((r["task_id"], f) for r, f in runs).get(t)
+                            if t.startswith("fesp-fesp-my_plugin") or t.startswith("fesp-fesp-autoreg")
+                            else fesp_store.read_predictions(t))
+    fig = fesp_paper_figure(results)
+    labels = [t.get_text() for t in axes_of(fig)[0].get_yticklabels()]
+    assert "my_plugin" in labels and "autoreg" in labels
+    close(fig)
+    fig = coverage_by_hour_figure(results)
+    rows = [t.get_text() for t in axes_of(fig)[0].get_yticklabels()]
+    assert "my_plugin" in rows and "autoreg" in rows
+    close(fig)

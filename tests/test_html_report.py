@@ -79,7 +79,8 @@ def test_page_is_self_contained_with_one_image_per_figure(report, capsys):
     names = sorted(p.stem for p in figures.glob("*.png"))
     assert sorted(p.stem for p in figures.glob("*.svg")) == names
     assert set(names) == {"tradeoff", "rolling_coverage-mini-ar", "interval_bands-mini-ar", "gamma_sweep-mini-ar",
-                          "sets-mini-seasonal_sets", "conditional_coverage-mini-ar"}
+                          "sets-mini-seasonal_sets", "conditional_coverage-mini-ar", "comparison-mini-ar",
+                          "comparison-mini-seasonal_sets"}
     assert len(page.images) == len(names)
     text = html_path.read_text()
     assert all(f'id="{name}"' in text for name in names)
@@ -115,7 +116,8 @@ def test_set_rows_get_joint_and_per_horizon_tables_in_a_suite_not_named_sets(sto
                 "Sets of sequences (mini): joint coverage and mean length"]
     assert all(f"### {h}" in markdown for h in headings)
     cfrnn = records[next(t for t, r in records.items() if r["method"] == "cfrnn")]
-    assert f"| mini | seasonal_sets | cfrnn | default | 1 | {100 * cfrnn['joint_coverage']:.3f} | " in markdown
+    # the joint coverage with its 90% CI over the test sequences
+    assert f"| mini | seasonal_sets | cfrnn | default | 1 | {100 * cfrnn['joint_coverage']:.2f} [" in markdown
     page = report[0].read_text()
     for heading in headings:
         assert f"<h3>{heading}" in page
@@ -176,6 +178,6 @@ def test_the_page_renders_in_headless_chromium(report, tmp_path):
         browser.save_screenshot(str(shot))
     finally:
         browser.quit()
-    assert len(images) == 6 and all(done and width > 0 and h > 0 for done, width, h in images)
+    assert len(images) == 8 and all(done and width > 0 and h > 0 for done, width, h in images)
     assert errors == []
     assert shot.stat().st_size > 10_000

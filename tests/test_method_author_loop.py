@@ -113,7 +113,9 @@ def test_a_live_edit_stores_the_new_codes_numbers_under_the_new_identity(plugin_
     # the edit doubles every half-width: the stored lengths are the new code's
     assert second["mean_length"] == pytest.approx(2 * first["mean_length"], rel=1e-12)
     assert second["coverage"] > first["coverage"]
-    assert second["plugin"] != first["plugin"] and set(second["plugin"]) == {"mypi.rolling_gauss"}
+    # the package's modules loaded with the method (its __init__ and the method's module) name its code
+    assert second["plugin"] != first["plugin"] and set(second["plugin"]) == {"mypi", "mypi.rolling_gauss"}
+    assert second["plugin"]["mypi"] == first["plugin"]["mypi"]
     assert second["task_id"] != first["task_id"] and out["ran"] == 1
     assert out["redone"] == [f"ar / rolling_gauss default / seed 0 / alpha 0.1 (task {second['task_id']}): "
                              "plugin source changed: mypi/rolling_gauss.py"]
@@ -125,7 +127,8 @@ def test_a_live_edit_stores_the_new_codes_numbers_under_the_new_identity(plugin_
     ran, length = json.loads(again.strip().splitlines()[-1])
     assert ran == 0 and length == pytest.approx(second["mean_length"], rel=1e-12)
     summary = pd.read_csv(plugin_project / "r" / "summary.csv")
-    assert summary["plugin_code"].tolist() == [f"mypi.rolling_gauss:{second['plugin']['mypi.rolling_gauss']}"]
+    assert summary["plugin_code"].tolist() == [
+        f"mypi:{second['plugin']['mypi']};mypi.rolling_gauss:{second['plugin']['mypi.rolling_gauss']}"]
 
 
 def test_a_comment_only_edit_reruns_and_says_why(plugin_project):
@@ -255,7 +258,7 @@ def failing_method():
 
 def test_run_warns_on_failed_tasks_or_raises_on_request(plugin_project, failing_method):
     suite = plugin_project / "series.toml"
-    failed = r"(?s)1 task\(s\) failed.*always_fails default / seed 0: RuntimeError: boom in fit"
+    failed = r"(?s)1 task\(s\) failed.*always_fails default / seed 0 / alpha 0.1: RuntimeError: boom in fit"
     with pytest.warns(RunNote, match=failed):
         results = run(suite, methods=["always_fails", "autoreg"], results_dir=plugin_project / "w", progress=False)
     assert len(results.run_report.failed) == 1 and {r["method"] for r in results.records} == {"autoreg",
@@ -392,6 +395,87 @@ def test_the_readme_notebook_loop_runs_as_written(tmp_path):
     assert set(out["first"]) == {"aci", "oracle", "rolling_gauss"} and out["first"].count("rolling_gauss") == 1
     assert out["second"] == ["rolling_gauss"] and out["skipped"] == len(out["first"]) - 1
     (line,) = out["redone"]
-    assert line.startswith("ar1 / rolling_gauss default") and "plugin source changed: __main__" in line
+    assert line.startswith("ar1 / rolling_gauss default")
+    assert line.endswith("plugin source changed: RollingGauss in the running script or notebook")
     assert 0.85 < out["joint"] <= 1.0  # Bonferroni over the horizons keeps the joint level (90%)
     assert out["summary"].startswith(f"<Results mine: {len(out['first'])} finished task(s)")
+
+
+HELPER_PLUGIN = PLUGIN.replace("WIDTH = 1.0\n", "from mypi.helper import WIDTH\n")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_edited_helper_module_is_new_code_with_any_number_of_workers(plugin_project, jobs):
+    """The method reads its width from a helper module of its package: editing only the helper is a new
+    identity, and one or two workers compute the new helper's numbers."""
+    (plugin_project / "mypi" / "helper.py").write_text("WIDTH = 1.0\n")
+    (plugin_project / "mypi" / "rolling_gauss.py").write_text(HELPER_PLUGIN)
+    script = LIVE_EDIT.replace("path = mypi.rolling_gauss.__file__", "import mypi.helper; path = mypi.helper.__file__")
+    out = json.loads(python(script, plugin_project, str(jobs)).strip().splitlines()[-1])
+    first, second = out["first"], out["second"]
+    assert second["mean_length"] == pytest.approx(2 * first["mean_length"], rel=1e-12)
+    assert first["plugin"]["mypi.helper"] != second["plugin"]["mypi.helper"]
+    assert out["redone"][0].endswith("plugin source changed: mypi/helper.py")
+
+
+BASE_CELL = '''
+from pibench import Interval, IntervalMethod, register
+
+WIDTH = {width}
+
+class Base(IntervalMethod):
+    def half(self):
+        return WIDTH * {factor}
+'''
+
+SUB_CELL = '''
+@register
+class Cell(Base):
+    name = "cell_method"
+    def fit(self, data, calibration=None):
+        return self
+    def predict_interval(self, X):
+        return Interval(X[..., 0] - self.half(), X[..., 0] + self.half(), X[..., 0])
+'''
+
+
+def _cells(width: float, factor: float) -> type:
+    namespace = {"__name__": "notebook_cell"}
+    exec(compile(BASE_CELL.format(width=width, factor=factor), "<cell 1>", "exec"), namespace)
+    exec(compile(SUB_CELL, "<cell 2>", "exec"), namespace)
+    return namespace["Cell"]
+
+
+def test_a_notebook_base_class_or_global_edit_is_new_code():
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", base.MethodReplaced)
+            first = method_code_identity(_cells(1.0, 1.0))
+            assert method_code_identity(_cells(1.0, 1.0)) == first  # the same cells again: the same code
+            assert method_code_identity(_cells(1.0, 2.0)) != first  # the base class's method edited
+            assert method_code_identity(_cells(3.0, 1.0)) != first  # a global it reads edited
+        assert set(first) == {"notebook_cell:Base", "notebook_cell:Cell"}
+    finally:
+        base._REGISTRY.pop("cell_method", None)
+
+
+def test_a_cells_code_digest_is_the_same_in_every_process():
+    """Constants such as a frozenset of names hash in a process's own order; the digest must not."""
+    script = (
+        "from pibench import Interval, IntervalMethod\n"
+        "class Cell(IntervalMethod):\n"
+        "    name = 'cell'\n"
+        "    def fit(self, data, calibration=None):\n"
+        "        assert self.alpha in {0.1, 0.2, 0.05, 0.3, 0.4}\n"
+        "        return self if 'a' in {'a', 'b', 'c', 'd', 'e', 'f'} else None\n"
+        "    def predict_interval(self, X):\n"
+        "        return None\n"
+        "from pibench.methods.code_identity import method_code_identity\n"
+        "print(method_code_identity(Cell))\n")
+    digests = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1, digests

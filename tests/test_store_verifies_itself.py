@@ -168,13 +168,19 @@ def test_a_damaged_cache_chunk_is_computed_again_and_never_used(tmp_path, capsys
         assert "meta.npy" in z.namelist()  # the new chunk carries its checksums
 
 
-def test_a_fifo_in_the_store_is_skipped_with_a_reason(verified, tmp_path):
-    _, results = verified
+@pytest.mark.parametrize("command", ["report", "run"])
+def test_a_fifo_in_the_store_is_skipped_with_a_reason(verified, tmp_path, command):
+    suite, results = verified
     os.mkfifo(results / "tasks" / "zzzz.json")
-    done = subprocess.run([sys.executable, "-m", "pibench", "report", "--results-dir", str(results)],
+    (results / "tasks" / next(p.name for p in (results / "tasks").glob("*.json") if p.is_file())).unlink()
+    extra = ["--suite", str(suite), "--no-progress"] if command == "run" else []
+    done = subprocess.run([sys.executable, "-m", "pibench", command, "--results-dir", str(results), *extra],
                           capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert "zzzz.json: not a regular file" in done.stdout
+    if command == "report":
+        assert "zzzz.json: not a regular file" in done.stdout
+    else:
+        assert "ran 1," in done.stdout  # the deleted record runs again; the FIFO is never read
 
 
 class _DeletesTheResults(IntervalMethod):
@@ -197,13 +203,14 @@ class _DeletesTheResults(IntervalMethod):
         self.last_ = y[-1]
 
 
-def test_a_run_whose_results_dir_vanishes_exits_1_naming_it(verified, capsys):
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_run_whose_results_dir_vanishes_exits_1_naming_it(verified, capsys, jobs):
     suite, _ = verified
     results = suite.parent / "vanishing"
     register(_DeletesTheResults)
     try:
-        _DeletesTheResults.target = results
-        code = cli_run(suite, results, "--methods", "autoreg", "deletes_results", "--datasets", "ar")
+        _DeletesTheResults.target = results  # sent to the workers with the class
+        code = cli_run(suite, results, "--methods", "autoreg", "deletes_results", "--datasets", "ar", "-j", jobs)
     finally:
         base._REGISTRY.pop("deletes_results", None)
         _DeletesTheResults.target = None
@@ -369,3 +376,53 @@ def test_a_long_series_run_says_its_cost_before_it_starts(tmp_path):
     notes = prepare_tasks(build_tasks(load_suite(str(suite)))).notes
     assert "dataset 'ar': 120,000 online test steps and 2,400 refits per task" in notes[0]
     assert "expect a long run" in notes[0]
+
+
+def test_a_records_labels_and_seeds_come_from_its_config(verified, capsys):
+    _, results = verified
+    path, record = record_of(results, "autoreg", "ar")
+    edited = dict(record)
+    del edited["suite"], edited["data_seed"]  # labels taken away: the config says them
+    path.write_text(json.dumps(edited))
+    (kept,) = [r for r in ResultsStore(results).records() if r["task_id"] == record["task_id"]]
+    assert (kept["suite"], kept["data_seed"]) == (record["suite"], record["data_seed"])
+    assert main(["report", "--results-dir", str(results)]) == 0
+    summary = pd.read_csv(results / "summary.csv").set_index("task_id")
+    assert summary.loc[record["task_id"], "suite"] == record["suite"]
+    edited.update(suite=record["suite"], data_seed=record["data_seed"], method_seed=999)  # a seed written over
+    path.write_text(json.dumps(edited))
+    records, skipped = ResultsStore(results).scan()
+    assert record["task_id"] not in {r["task_id"] for r in records}
+    reason = f"tampered: its method_seed 999 is not its config's {record['method_seed']}"
+    assert any(s.reason == reason for s in skipped)
+
+
+def test_the_cost_of_a_long_run_is_printed_before_its_first_task(verified, capsys, monkeypatch):
+    import pibench.benchmarks.preflight as preflight
+
+    suite, results = verified
+    monkeypatch.setattr(preflight, "LARGE_STEPS", 10)  # this small run counts as long
+    assert cli_run(suite, results.parent / "long", "--methods", "autoreg", "--datasets", "ar") == 0
+    captured = capsys.readouterr()
+    assert "dataset 'ar': 90 online test steps" in captured.err and "expect a long run" in captured.err
+
+
+class _DiagnosesItsAlpha(_DeletesTheResults):
+    """Reports a diagnostic under a name the record uses."""
+
+    name = "diagnoses_alpha"
+    target = None
+
+    def diagnostics(self):
+        return {"alpha": 0.5}
+
+
+def test_a_diagnostic_named_like_a_record_field_fails_its_task_with_the_fix(verified, capsys):
+    suite, _ = verified
+    register(_DiagnosesItsAlpha)
+    try:
+        code = cli_run(suite, suite.parent / "diag", "--methods", "diagnoses_alpha", "--datasets", "ar")
+    finally:
+        base._REGISTRY.pop("diagnoses_alpha", None)
+    err = capsys.readouterr().err
+    assert code == 1 and "diagnostics() returns ['alpha'], which name fields of the record" in err

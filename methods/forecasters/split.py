@@ -125,7 +125,7 @@ class PrecomputedForecasts:
         meta = {"produced_by": produced_by, "sha256": {name: _array_sha256(a) for name, a in arrays.items()}}
         arrays["meta"] = np.array(json.dumps(meta, sort_keys=True))
         with open(path, "wb") as fh:
-            np.savez(fh, allow_pickle=False, **arrays)
+            np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub reads **arrays as allow_pickle
 
     @staticmethod
     def load(path, produced_by: str | None = None) -> PrecomputedForecasts:

@@ -48,9 +48,9 @@ class FigureSpec:
     draw: Callable[[], Figure | None]
 
 
-def _slug(*parts: str) -> str:
-    """``kind-part-part`` with file-safe parts, a part that repeats the one before left out."""
-    kept = [p for i, p in enumerate(parts) if i == 0 or p != parts[i - 1]]
+def _slug(kind: str, suite: str | None = None, dataset: str | None = None) -> str:
+    """``kind-suite-dataset`` with file-safe parts, the dataset left out where it is the suite's name."""
+    kept = [kind, *(p for p in (suite, dataset if dataset != suite else None) if p is not None)]
     return "-".join(re.sub(r"[^A-Za-z0-9_.=]+", "_", p) for p in kept)
 
 
