@@ -22,11 +22,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.tables import check_magnitude, read_table
-
-#: Fewest test points: below 100 a coverage estimate's standard error exceeds 3 points at 90%.
-MIN_TEST_POINTS = 100
 
 
 def _order(frame: pd.DataFrame, time: str, path: Path) -> pd.DataFrame:
@@ -115,22 +113,8 @@ def csv_problem(
             f"{path}: the test span would hold {n_test} point(s) (test_fraction={test_fraction} of {n_rows} rows); "
             f"pibench needs at least {MIN_TEST_POINTS} test points for a coverage estimate worth reading. Give a "
             "longer series or a larger test_fraction.")
-    if n_rows - n_test - lags < 2:
-        raise ValueError(f"{path}: {n_rows} rows leave {n_rows - n_test - lags} training row(s) after the "
-                         f"{n_test} test rows and {lags} lag rows; give a longer series or a smaller test_fraction.")
-    y_all = values[target].to_numpy(float)
-    train_target = y_all[lags:n_rows - n_test]
-    if np.ptp(train_target) == 0:
-        raise ValueError(f"{path}: the target {target!r} is constant ({train_target[0]:g}) over the training span "
-                         f"(rows before the last {n_test}); a constant series has no uncertainty to bound. Give "
-                         "another column or a longer series.")
-    columns = [values[features].to_numpy(float)] if features else []
-    columns += [np.roll(y_all, k)[:, None] for k in range(1, lags + 1)]
-    X = np.concatenate(columns, axis=1)[lags:]
-    y = y_all[lags:]
-    stamps = frame[time].astype(str).to_numpy()[lags:] if time else None
-    return SeriesProblem(
-        name=f"csv:{path.name}:{target}", y=y, X=X, test_start=len(y) - n_test, time=stamps,
-        groups=(target,), feature_names=tuple(features) + tuple(f"lag_{k}" for k in range(1, lags + 1)),
-        metadata={"source": str(path)},
-    )
+    return lagged_series_problem(
+        f"csv:{path.name}:{target}", values[target].to_numpy(float), lags=lags, n_test=n_test, where=str(path),
+        target=target, features=values[features].to_numpy(float) if features else None,
+        feature_names=tuple(features), time=frame[time].astype(str).to_numpy() if time else None,
+        metadata={"source": str(path)})

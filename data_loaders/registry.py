@@ -19,6 +19,8 @@ from pibench.data_loaders.csv_sets import csv_sets_problem
 from pibench.data_loaders.eeg import eeg_problem
 from pibench.data_loaders.fesp import fesp_problem
 from pibench.data_loaders.mimic import mimic_problem
+from pibench.data_loaders.packaged import LOADERS as PACKAGED_LOADERS
+from pibench.data_loaders.packaged import PACKAGED
 from pibench.data_loaders.problems import Problem
 from pibench.data_loaders.regime import regime_problem
 from pibench.data_loaders.typed_params import check_arguments
@@ -49,6 +51,8 @@ DATASETS: dict[str, DatasetEntry] = {
     "covid": DatasetEntry(covid_problem, "set", "UK COVID-19 cases of 380 areas: 100 days -> 50 (staged file)"),
     "mimic": DatasetEntry(mimic_problem, "set", "MIMIC-III WBC counts, 3-45 visits -> 2 (your credentialed file)"),
     "csv_sets": DatasetEntry(csv_sets_problem, "set", "your own sets: long CSV/parquet (id, step, value)"),
+    # real series that ship with arch and statsmodels (data_loaders/packaged.py)
+    **{name: DatasetEntry(PACKAGED_LOADERS[name], "series", spec.description) for name, spec in PACKAGED.items()},
 }
 
 

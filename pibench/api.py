@@ -99,6 +99,26 @@ class Results:
 
         return compare(self.records, self._stored.read_predictions, reference, metric, self._stored.statistics_cache)
 
+    def leaderboard(self, suite: str | None = None, long: bool = False) -> pd.DataFrame:
+        """The leaderboard of ``suite`` (default: the one suite with series rows on two or more datasets):
+        per (method, setting), its mean rank on the interval score over the datasets it covers within 2 points
+        of nominal, how many it covers, and per dataset its score over the best covering row's; ``long``: one
+        row per dataset and method instead, with coverage, lengths, the worst third, CIs and tests
+        (:mod:`pibench.reports.leaderboard`)."""
+        from pibench.reports.leaderboard import leaderboard_suites, overall, per_dataset
+
+        suites = leaderboard_suites(self.summary)
+        if suite is None:
+            if len(suites) != 1:
+                raise ValueError(f"give the suite: the leaderboards here are of {suites or 'no suite'} (a leaderboard "
+                                 "needs series rows on two or more datasets).")
+            suite = suites[0]
+        elif suite not in suites:
+            raise ValueError(f"suite {suite!r} has no leaderboard here; the suites with series rows on two or more "
+                             f"datasets are {suites}.")
+        table = per_dataset(self.summary, suite, self.statistics.rows)
+        return table if long else overall(table)
+
     @cached_property
     def _stored(self) -> StoredResults:
         from pibench.benchmarks.store import ResultsStore
@@ -144,12 +164,19 @@ class Results:
         apply, failed tasks and the stored files left out."""
         from pibench.benchmarks.provenance import code_version
         from pibench.reports.paper_tables import fesp_tables, order_selection_table, set_suites, sets_table
-        from pibench.reports.summary import comparison_tables, conditional_table, failures, markdown_table
+        from pibench.reports.summary import (
+            comparison_tables,
+            conditional_table,
+            failures,
+            leaderboard_tables,
+            markdown_table,
+        )
 
         frame = self.summary
         statistics = self.statistics
         sections = [markdown_table(frame, statistics.rows), conditional_table(frame),
-                    comparison_tables(statistics.groups), fesp_tables(frame),
+                    leaderboard_tables(frame, statistics.rows), comparison_tables(statistics.groups),
+                    fesp_tables(frame),
                     *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
                     *(sets_table(frame, suite) for suite in set_suites(frame))]
         failed = failures(frame)

@@ -43,6 +43,7 @@ NEEDS = {
     "order_selection": "the ar_order suite (pibench run --suite ar_order)",
     "conditional_coverage": "a series run by this version (coverage by volatility third; e.g. pibench run)",
     "comparison": "two or more finished rows on one dataset",
+    "leaderboard": "a suite with series rows on two or more datasets (e.g. pibench run --suite realworld)",
     "calibration": "runs at several miscoverage levels (e.g. pibench run --alpha 0.05 0.1 0.2)",
 }
 

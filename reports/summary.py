@@ -17,6 +17,7 @@ import math
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 KEY_COLUMNS = ["suite", "dataset", "alpha", "method", "setting", "seed"]
@@ -407,4 +408,38 @@ def comparison_tables(groups: dict) -> str:
         parts.append("### Comparisons across datasets: mean rank on the interval score (1 = best; a group is a "
                      "dataset at one level) and MCS membership\n\n" + _markdown(summary.drop(columns="in_mcs").rename(
                          columns={"mean_rank": "mean rank", "groups": "groups"})))
+    return "\n".join(parts)
+
+
+def leaderboard_tables(frame: pd.DataFrame, statistics: pd.DataFrame | None = None) -> str:
+    """The leaderboard of every suite with series rows on two or more datasets
+    (:mod:`pibench.reports.leaderboard`): per (method, setting), its mean rank on the interval score over the
+    datasets it covers within 2 points of nominal, how many it covers, and per dataset its score over the best
+    covering row's (↓ coverage more than 2 points short, ↑ more than 2 points over)."""
+    from pibench.reports.leaderboard import COVERAGE_TOLERANCE, leaderboard_suites, overall, per_dataset
+
+    parts = []
+    for suite in leaderboard_suites(frame):
+        table = per_dataset(frame, suite, statistics)
+        if table["alpha"].nunique() > 1:
+            table = table[np.isclose(table["alpha"].astype(float), 0.1)] if (table["alpha"] == 0.1).any() else \
+                table[table["alpha"] == table["alpha"].min()]
+        board = overall(table)
+        marks = {(r.method, r.setting, r.dataset): ("" if r.covers else (" ↓" if r.coverage < 1 - r.alpha else " ↑"))
+                 for r in table.itertuples()}
+        datasets = sorted(table["dataset"].astype(str).unique())
+        rows = []
+        for r in board.itertuples():
+            row = {"method": r.method, "setting": r.setting,
+                   "mean rank": "-" if pd.isna(r.mean_rank) else f"{r.mean_rank:.1f}",
+                   "covers": f"{r.covered} of {r.datasets}"}
+            for dataset in datasets:
+                value = board.loc[r.Index, dataset]
+                row[dataset] = "-" if pd.isna(value) else f"{value:.2f}{marks.get((r.method, r.setting, dataset), '')}"
+            rows.append(row)
+        level = float(table["alpha"].iloc[0])
+        parts.append(f"### Leaderboard ({suite}, alpha {level:g}): interval score over the best row that covers "
+                     f"within {100 * COVERAGE_TOLERANCE:g} points of {100 * (1 - level):g}%, per dataset; mean rank "
+                     "among covering rows (↓ covers more than 2 points less, ↑ more)\n\n"
+                     + _markdown(pd.DataFrame(rows)))
     return "\n".join(parts)

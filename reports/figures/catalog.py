@@ -24,6 +24,7 @@ from pibench.reports.figures.calibration import calibration_datasets, calibratio
 from pibench.reports.figures.comparison import comparison_figure, comparison_groups
 from pibench.reports.figures.conditional import conditional_datasets, conditional_figure
 from pibench.reports.figures.fesp import coverage_by_hour_figure, fesp_paper_figure, gamma_sweep_figure
+from pibench.reports.figures.leaderboard import leaderboard_figure, leaderboard_suites
 from pibench.reports.figures.order import order_selection_figure
 from pibench.reports.figures.overview import tradeoff_figure
 from pibench.reports.figures.results import StoredResults
@@ -93,6 +94,10 @@ def _figures_at_one_level(results: StoredResults) -> list[FigureSpec]:
         if len(aci_sweep(summary, suite, dataset)) > 1:
             specs.append(FigureSpec(_slug("gamma_sweep", suite, dataset), f"ACI gamma sweep, {dataset} ({suite}).",
                                     partial(gamma_sweep_figure, results, suite, dataset)))
+    for suite in leaderboard_suites(summary):
+        specs.append(FigureSpec(_slug("leaderboard", suite), f"Leaderboard of {suite}: interval score over the best "
+                                                             "covering row, per dataset.",
+                                partial(leaderboard_figure, results, suite)))
     for suite, dataset in comparison_groups(results):
         specs.append(FigureSpec(_slug("comparison", suite, dataset),
                                 f"Mean interval score against the best row, with CIs and the MCS, {dataset} ({suite}).",
