@@ -16,8 +16,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from pibench.api import load_results
+from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.store import ResultsStore
+from pibench.reports.selection import select_current
 from pibench.reports.statistics import compute_statistics
 from pibench.reports.summary import conditional_table, markdown_table, summary_frame
 
@@ -25,19 +26,19 @@ from pibench.reports.summary import conditional_table, markdown_table, summary_f
 def measure(results_dir: str) -> dict[str, float]:
     """Seconds of each stage (module docstring), and the store's size."""
     tic = time.perf_counter()
-    results = load_results(results_dir)
-    seconds = {"read and check the store": time.perf_counter() - tic}
     store = ResultsStore(results_dir)
+    records, _ = select_current(store.records(), code_version())  # what `pibench report` shows
+    seconds = {"read and check the store": time.perf_counter() - tic}
     tic = time.perf_counter()
-    frame = summary_frame(results.records)
+    frame = summary_frame(records)
     markdown_table(frame), conditional_table(frame)
     seconds["tables without statistics"] = time.perf_counter() - tic
     with tempfile.TemporaryDirectory() as cache:
         tic = time.perf_counter()
-        compute_statistics(results.records, store.predictions, Path(cache))
+        compute_statistics(records, store.predictions, Path(cache))
         seconds["statistics, empty cache"] = time.perf_counter() - tic
         tic = time.perf_counter()
-        compute_statistics(results.records, store.predictions, Path(cache))
+        compute_statistics(records, store.predictions, Path(cache))
         seconds["statistics, from the cache"] = time.perf_counter() - tic
     return seconds
 
@@ -46,9 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results_dir", help="a finished store, e.g. of `pibench run --suite fesp -j 2`")
     args = parser.parse_args(argv)
-    results = load_results(args.results_dir)
-    points = sum(int(r.get("n_test") or 0) for r in results.records)
-    print(f"{args.results_dir}: {len(results.records)} records, {points:,} test points")
+    records = ResultsStore(args.results_dir).records()
+    points = sum(int(r.get("n_test") or 0) for r in records)
+    print(f"{args.results_dir}: {len(records)} records, {points:,} test points")
     seconds = measure(args.results_dir)
     for stage, value in seconds.items():
         print(f"  {stage:<32} {value:7.2f} s")

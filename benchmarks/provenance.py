@@ -33,7 +33,7 @@ def package_versions() -> dict[str, str | None]:
 #: report writers and the performance scripts only present results, so editing them
 #: keeps stored results valid.
 RESULT_SOURCES = ("data_loaders/**/*.py", "methods/**/*.py", "benchmarks/*.py", "reports/metrics.py")
-PRESENTATION_ONLY = ("benchmarks/cli.py", "benchmarks/perf_*.py", "benchmarks/peak_memory.py")
+PRESENTATION_ONLY = ("benchmarks/perf_*.py", "benchmarks/peak_memory.py")
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -1,7 +1,7 @@
-"""``python -m pibench``: the command line (:mod:`pibench.benchmarks.cli`)."""
+"""``python -m pibench``: the command line (:mod:`pibench.cli`)."""
 
 import sys
 
-from pibench.benchmarks.cli import main
+from pibench.cli import main
 
 sys.exit(main())

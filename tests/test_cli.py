@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from pibench.benchmarks.cli import main
+from pibench.cli import main
 
 
 def test_default_run_meets_the_acceptance_check(tmp_path, capsys):

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from scipy.stats import norm
 
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 from pibench.data_loaders.oracle import series_oracle
 from pibench.data_loaders.registry import load_dataset
 from pibench.data_loaders.synthetic import seasonal_ar_oracle

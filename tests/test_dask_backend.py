@@ -7,8 +7,8 @@ import dask
 import pandas as pd
 import pytest
 
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 from tests.test_device import tiny_suite
 
 distributed = pytest.importorskip("distributed")

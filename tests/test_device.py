@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import torch
 
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 from pibench.methods.device import current_device, resolve_device, task_generator, use_device
 from pibench.methods.forecasters.mlp import train_batched_mlp
 

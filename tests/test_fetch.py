@@ -267,7 +267,7 @@ def test_real_fesp_checksum_matches_shared_copy() -> None:
 
 
 def test_cli_fetch_offline_is_one_line_with_the_manual_route(tmp_path: Path, capsys) -> None:
-    from pibench.benchmarks.cli import main
+    from pibench.cli import main
 
     code = main(["data", "fetch", "fesp", "--data-dir", str(tmp_path)])  # the URL points at a closed local port
     err = capsys.readouterr().err

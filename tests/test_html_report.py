@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pibench.benchmarks.cli import main
+from pibench.cli import main
 
 SUITE = """
 name = "mini"

@@ -314,7 +314,7 @@ def test_alpha_levels_coexist_share_their_base_fits_and_get_a_calibration_figure
 
 
 def test_the_cli_takes_alpha_levels(plugin_project, capsys):
-    from pibench.benchmarks.cli import main
+    from pibench.cli import main
 
     code = main(["run", "--suite", str(plugin_project / "series.toml"), "--methods", "autoreg", "--alpha", "0.05",
                  "0.2", "--results-dir", str(plugin_project / "r"), "--no-progress"])

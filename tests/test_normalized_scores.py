@@ -5,9 +5,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.protocols import run_series
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 from pibench.data_loaders.registry import load_dataset
 from pibench.methods.calibration.score_scale import EWMAScale, GARCHScale
 from pibench.methods.catalog import get_method

@@ -59,7 +59,7 @@ def test_the_wheel_holds_only_pibench(wheel):
     assert {"pibench/py.typed", "pibench/benchmarks/suites/default.toml",
             "pibench/reports/reference_results.csv", "pibench/__main__.py"} <= set(names)
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    assert "pibench = pibench.benchmarks.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "pibench = pibench.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
 @needs_setuptools
@@ -89,7 +89,7 @@ def test_python_dash_m_pibench_is_the_cli():
 
 
 def test_the_api_returns_what_the_cli_prints(tmp_path, capsys):
-    from pibench.benchmarks.cli import main
+    from pibench.cli import main
 
     results = run(methods=["aci", "oracle"], seeds=[0], results_dir=tmp_path / "r", progress=False)
     assert isinstance(results, Results) and len(results.run_report.executed) == 4  # aci: 2 gammas + normalized; oracle

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 from pibench.reports.summary import RUN_COLUMNS
 
 SUITE = """

@@ -225,7 +225,7 @@ def test_a_method_entry_naming_unknown_datasets_is_an_error(tmp_path, datasets, 
 
 
 def test_set_methods_run_through_the_harness_and_an_absent_optional_dataset_is_skipped(tmp_path, capsys):
-    from pibench.benchmarks.cli import main
+    from pibench.cli import main
 
     path = tmp_path / "sets.toml"
     path.write_text(textwrap.dedent("""

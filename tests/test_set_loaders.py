@@ -245,8 +245,8 @@ def test_csv_sets_test_ids_file(tmp_path, layout):
 
 
 def test_csv_sets_predictions_name_their_sequences(tmp_path):
-    from pibench.benchmarks.cli import main
     from pibench.benchmarks.store import ResultsStore
+    from pibench.cli import main
 
     path = _long_file(tmp_path / "s.csv", [12] * 30)
     suite = tmp_path / "suite.toml"

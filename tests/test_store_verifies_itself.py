@@ -20,8 +20,8 @@ import pytest
 
 import pibench.methods.base as base
 from pibench import Interval, IntervalMethod, load_results, register
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 from pibench.data_loaders.csv_sets import read_long_sequences
 from pibench.data_loaders.registry import load_dataset
 from tests.test_cli_errors import one_line_error, snapshot

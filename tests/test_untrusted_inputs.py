@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pibench.benchmarks.cli import main
 from pibench.benchmarks.store import ResultsStore
+from pibench.cli import main
 from pibench.data_loaders.registry import load_dataset
 from tests.test_cli_errors import TINY, one_line_error, snapshot, suite_with, without_root_override
 

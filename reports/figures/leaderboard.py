@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
+from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import new_figure, text_colour_on
@@ -39,7 +40,11 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     ax.set_xticks(range(len(datasets)), datasets, rotation=30, ha="right")
     ax.set_yticks(range(len(board)), labels, fontsize=7)
     level = float(table["alpha"].iloc[0])
-    fig.colorbar(image, ax=ax, label="interval score / best covering row's")
+    bar = fig.colorbar(image, ax=ax, label="interval score / best covering row's")
+    top = float(image.norm.vmax)
+    bar.set_ticks([v for v in (1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0) if v <= top])
+    bar.ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    bar.ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title(f"{suite}: interval score against the best row covering within {100 * COVERAGE_TOLERANCE:g} points "
                  f"of {100 * (1 - level):g}% (↓ short, ↑ over); rows by mean rank", fontsize=9)
     return fig
