@@ -181,14 +181,36 @@ def _package_files(module_name: str) -> list[tuple[str, str]]:
     return sorted(set(found))
 
 
+def _code_files(cls: type) -> set[str]:
+    """The files the class's own functions were compiled from (empty for a class without functions)."""
+    files = set()
+    for value in vars(cls).values():
+        function = getattr(value, "__func__", value)
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            files.add(code.co_filename)
+    return files
+
+
+def _defined_in_its_module_file(cls: type) -> bool:
+    """Whether ``cls`` was compiled from its module's source file (not, say, from a cell or a string run by
+    ``exec`` in a module whose file is another program's, such as a documentation builder's ``__main__``)."""
+    if not _has_file(cls.__module__):
+        return False
+    module_file = Path(str(sys.modules[cls.__module__].__file__)).resolve()
+    files = _code_files(cls)
+    if not files:
+        return True  # no functions of its own: its module's file is all there is to name
+    return all(not f.startswith("<") and Path(f).resolve() == module_file for f in files)
+
+
 def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
     """The snapshots of ``cls`` now (none for pibench's own classes). Never raises: a class that pibench
     cannot read is named by its code."""
     if is_pibench_class(cls):
         return ()
     snaps = []
-    for name, path in ([] if cls.__module__ == "__main__" and not _has_file(cls.__module__)
-                       else _package_files(cls.__module__)):
+    for name, path in (_package_files(cls.__module__) if _defined_in_its_module_file(cls) else []):
         try:
             snaps.append(SourceSnapshot(name, path, hashlib.sha256(Path(path).read_bytes()).hexdigest()))
         except OSError:

@@ -365,20 +365,21 @@ def test_run_checks_its_arguments_before_any_work(tmp_path, kwargs, message):
     assert not (tmp_path / "r").exists()
 
 
-def _readme_block(opening: str) -> str:
-    readme = (ROOT / "README.md").read_text()
-    start = readme.index(f"```python\n{opening}") + len("```python\n")
-    return readme[start:readme.index("```", start)]
+def _page_block(page: str, opening: str) -> str:
+    """The python block of documentation page ``page`` that starts with ``opening``."""
+    text = (ROOT / "docs" / page).read_text()
+    start = text.index(f"```python\n{opening}") + len("```python\n")
+    return text[start:text.index("```", start)]
 
 
-def test_the_readme_notebook_loop_runs_as_written(tmp_path):
-    """The README's cells: define, run, edit cell 1 and run cells 1 and 2 again; then its set method."""
-    loop = _readme_block("# cell 1")
+def test_the_documented_notebook_loop_runs_as_written(tmp_path):
+    """The tutorial's cells: define, run, edit cell 1 and run cells 1 and 2 again; then the set method's page."""
+    loop = _page_block("tutorials/notebook-loop.md", "# cell 1")
     cells_1_2, marker, cell_3 = loop.partition("# cell 3")
     cell_3 = marker + cell_3
     edited = cells_1_2.replace("lookback: int = 50", "lookback: int = 100")
     assert edited != cells_1_2
-    band = _readme_block("@register\nclass NaiveBand")
+    band = _page_block("tutorials/set-method.md", "import numpy as np")
     script = (cells_1_2 + "\nfirst = results\n" + edited + "\n" + cell_3 + "\n" + band + textwrap.dedent('''
         import json
         sets = run(methods=["naive_band"], datasets=["seasonal_sets"], results_dir="sets", progress=False)
@@ -479,3 +480,18 @@ def test_a_cells_code_digest_is_the_same_in_every_process():
         assert done.returncode == 0, done.stderr
         digests.add(done.stdout.strip())
     assert len(digests) == 1, digests
+
+
+def test_a_class_run_by_exec_in_another_programs_main_is_named_by_its_code():
+    """Code compiled from a string and run in ``__main__`` (a documentation builder running an example, a
+    tool's REPL) is not the main module's file: its identity is its own code, and an edit is new code."""
+    source = ("from pibench import Interval, IntervalMethod\n"
+              "class Shown(IntervalMethod):\n    name = 'shown'\n"
+              "    def fit(self, data, calibration=None):\n        return self\n"
+              "    def predict_interval(self, X):\n        return Interval(X[..., 0] - {w}, X[..., 0] + {w}, X[..., 0])\n")
+    identities = []
+    for width in (1, 2):
+        namespace = {"__name__": "__main__"}
+        exec(compile(source.format(w=width), "examples/shown.py", "exec"), namespace)
+        identities.append(method_code_identity(namespace["Shown"]))
+    assert set(identities[0]) == {"__main__:Shown"} and identities[0] != identities[1]

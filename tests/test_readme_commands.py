@@ -1,4 +1,5 @@
-"""Every `pibench` command the README shows exits 0 as written (the fast ones run here, in README order)."""
+"""Every `pibench` command the README and the documentation show exits 0 as written (the fast ones run here, in
+the order a reader meets them)."""
 
 import os
 import re
@@ -11,6 +12,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
+
+
+def documentation_pages() -> list[Path]:
+    """README.md, then every page of the documentation site in its navigation order (mkdocs.yml)."""
+    import yaml
+
+    nav = yaml.safe_load((ROOT / "mkdocs.yml").read_text())["nav"]
+
+    def walk(entry):
+        if isinstance(entry, str):
+            yield entry
+        elif isinstance(entry, dict):
+            for value in entry.values():
+                yield from walk(value)
+        else:
+            for item in entry:
+                yield from walk(item)
+
+    pages = [ROOT / "docs" / page for page in walk(nav) if (ROOT / "docs" / page).is_file()]
+    return [ROOT / "README.md", *pages]
+
 
 #: README commands too long for the test suite (minutes to hours), with what they take; run by hand.
 SLOW = {
@@ -29,11 +51,14 @@ NEEDS_DATA = ("pibench data fetch fesp", "--suite fesp", "--suite sets")
 
 
 def readme_commands() -> list[str]:
-    """`pibench ...` lines of the README's bash blocks and inline code, without placeholders, in order."""
+    """`pibench ...` lines of the bash blocks and inline code of the README and the documentation pages, without
+    placeholders, in order (README first, then the site's navigation order)."""
     found = []
-    for block in re.findall(r"```bash\n(.*?)```", README, flags=re.S):
-        found += [line.split("#")[0].strip() for line in block.splitlines()]
-    found += re.findall(r"`(pibench [^`]+)`", README)
+    for page in documentation_pages():
+        text = page.read_text()
+        for block in re.findall(r"```bash\n(.*?)```", text, flags=re.S):
+            found += [line.split("#")[0].strip() for line in block.splitlines()]
+        found += re.findall(r"`(pibench [^`]+)`", text)
     commands = []
     for cmd in found:
         if cmd.startswith("pibench ") and not re.search(r"\b[A-Z]{2,}\b|\.\.\.", cmd) and cmd not in commands:
