@@ -488,7 +488,8 @@ def test_a_class_run_by_exec_in_another_programs_main_is_named_by_its_code():
     source = ("from pibench import Interval, IntervalMethod\n"
               "class Shown(IntervalMethod):\n    name = 'shown'\n"
               "    def fit(self, data, calibration=None):\n        return self\n"
-              "    def predict_interval(self, X):\n        return Interval(X[..., 0] - {w}, X[..., 0] + {w}, X[..., 0])\n")
+              "    def predict_interval(self, X):\n"
+              "        return Interval(X[..., 0] - {w}, X[..., 0] + {w}, X[..., 0])\n")
     identities = []
     for width in (1, 2):
         namespace = {"__name__": "__main__"}
