@@ -11,6 +11,7 @@ import contextlib
 import io
 import os
 import tempfile
+import warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,10 +51,14 @@ def render(path: Path) -> tuple[str, dict[str, bytes]]:
                 parts.append(f"```python\n{text}\n```")
                 seen = set(os.listdir(folder))
                 printed = io.StringIO()
-                with contextlib.redirect_stdout(printed):
+                with contextlib.redirect_stdout(printed), warnings.catch_warnings(record=True) as warned:
+                    warnings.simplefilter("always")
                     exec(compile(text, str(path), "exec"), namespace)
-                if printed.getvalue().strip():
-                    parts.append(f"```text\n{printed.getvalue().rstrip()}\n```")
+                shown = printed.getvalue().rstrip()
+                for w in warned:  # shown on the page, as a notebook shows them
+                    shown += f"\n{w.category.__name__}: {w.message}"
+                if shown.strip():
+                    parts.append(f"```text\n{shown.strip()}\n```")
                 for name in sorted(set(os.listdir(folder)) - seen):
                     if name.endswith(".png"):
                         figures[f"{path.stem}-{name}"] = (Path(folder) / name).read_bytes()
