@@ -440,6 +440,7 @@ def leaderboard_tables(frame: pd.DataFrame, statistics: pd.DataFrame | None = No
         level = float(table["alpha"].iloc[0])
         parts.append(f"### Leaderboard ({suite}, alpha {level:g}): interval score over the best row that covers "
                      f"within {100 * COVERAGE_TOLERANCE:g} points of {100 * (1 - level):g}%, per dataset; mean rank "
-                     "among covering rows (↓ covers more than 2 points less, ↑ more)\n\n"
+                     "among covering rows; rows by the share of their datasets covered, then mean rank (↓ covers "
+                     "more than 2 points less, ↑ more)\n\n"
                      + _markdown(pd.DataFrame(rows)))
     return "\n".join(parts)

@@ -43,6 +43,7 @@ SLOW = {
     "pibench run --suite ar_order -j 2",
     "pibench run --suite sets -j 2",
     "pibench run --suite sets_eeg100 -j 2",
+    "pibench run --suite realworld -j 2",
     "pibench run --suite ar_order_paper --device cuda -j 4",
     "pibench run --suite ar_order_paper --quick -j 2",
 }

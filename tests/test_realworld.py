@@ -163,5 +163,8 @@ def test_the_leaderboard_ranks_by_hand():
     assert board.loc["m2", "mean_rank"] == pytest.approx(1.5) and board.loc["m2", "covered"] == 2
     assert board.loc["m1", "mean_rank"] == 1 and board.loc["m1", "covered"] == 1
     assert board.loc["m3", "mean_rank"] == 2 and board.loc["m3", "covered"] == 1
-    assert list(board.index) == ["m2", "m1", "m3"]  # most datasets covered first, then mean rank
+    assert list(board.index) == ["m2", "m1", "m3"]  # the largest share of datasets covered first, then mean rank
     assert board.loc["m2", "B"] == pytest.approx(1.0) and board.loc["m1", "B"] == pytest.approx(0.8)
+    # a row run on dataset A only, covering it (rank 3 there), comes before m1 (rank 1, but on 1 of 2 datasets)
+    board = overall(per_dataset(pd.concat([frame, pd.DataFrame([_row("A", "m4", "x", 0.90, 12.0)])]), "s"))
+    assert list(board["method"]) == ["m2", "m4", "m1", "m3"] and board.iloc[1]["datasets"] == 1
