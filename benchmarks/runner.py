@@ -95,7 +95,7 @@ def task_runtime(threads: int, device: str = "cpu"):
 
 def forecast_plan(task: Task, problem, method: IntervalMethod, device: str = "cpu") -> ForecastPlan | None:
     """The shared base fits of a split-conformal task on a series problem, chunked for ``device``, else None."""
-    if isinstance(method, SplitConformalMethod) and isinstance(problem, SeriesProblem):
+    if isinstance(method, SplitConformalMethod) and method.shares_base_fits and isinstance(problem, SeriesProblem):
         return plan_for(task, problem, method.split_forecaster(), device)
     return None
 

@@ -20,7 +20,7 @@ A suite file::
     params = { epochs = 100 }
     protocol = { kind = "offline" }   # optional, merged over the dataset's
     grid = { gamma = [0.0, 0.01] }    # one task per value, setting "gamma=0.01"
-    datasets = ["ar"]                 # optional: only these dataset names or labels
+    datasets = ["ar"]                 # optional: only these dataset labels, or names (every entry of it)
     quick = { params = { epochs = 20 } }
 
     [quick]                           # suite-level overrides for --quick
@@ -273,6 +273,14 @@ def check_runner_set(method: str, params) -> None:
                          f"({RUNNER_SET[reserved[0]]}); remove it from the method's entry.")
 
 
+def _serves(chosen: list[str], name: str, label: str, labels: set[str]) -> bool:
+    """Whether a method entry restricted to ``chosen`` runs on the dataset entry (``name``, ``label``): an item
+    names the entry with that label, or, where no entry carries it as a label, every entry of that dataset
+    (so ``"eeg"`` picks the unlabelled eeg entry, not one labelled ``"eeg_trials"``; ``"expar"`` picks every
+    ``"expar window=k"``)."""
+    return label in chosen or any(item == name and item not in labels for item in chosen)
+
+
 def _method_dataset_problems(suite: dict) -> list[str]:
     """A method entry's ``datasets`` must be a list naming datasets (name or label) of the suite."""
     known = {d["name"] for d in suite["datasets"]} | {d.get("label", d["name"]) for d in suite["datasets"]}
@@ -444,6 +452,7 @@ def build_tasks(
     tasks = []
     notes: list[str] = []
     unserved: dict[str, list[str]] = {}
+    labels = {d.get("label", d["name"]) for d in dataset_entries}
     for d in dataset_entries:
         entry = check_dataset_name(d["name"])
         protocol = _merge(suite.get("protocol", {}), d.get("protocol", {}))
@@ -458,7 +467,7 @@ def build_tasks(
         if d.get("optional"):  # a missing file skips it (benchmarks/preflight.py)
             dataset["optional"] = True
         for m in method_entries:
-            if "datasets" in m and not {d["name"], dataset["label"]} & set(m["datasets"]):
+            if "datasets" in m and not _serves(m["datasets"], d["name"], dataset["label"], labels):
                 continue  # the entry is restricted to other datasets (e.g. per-dataset settings)
             method_cls = get_method(m["name"])
             if not method_cls.handles(entry.shape):

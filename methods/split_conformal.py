@@ -3,7 +3,9 @@
 The window is split sequentially: the first half trains the base forecaster,
 the second half gives the scores: absolute residuals |y - y_hat|, or with
 ``score = "normalized"`` those residuals over a causal scale
-(:mod:`pibench.methods.calibration.score_scale`), the widths then scaled back. Subclasses
+(:mod:`pibench.methods.calibration.score_scale`), the widths then scaled back. With
+``base = "pa"`` and ``scale = "model"`` the scale is PA's own predictive sd(x_t), so the
+calibrator fixes the scale of PA's band (conformalised PA). Subclasses
 turn the sorted scores into half-widths (ACI, NexCP, ...) and see revealed steps in
 :meth:`SplitConformalMethod._observe`; the scores and the scale live here alone.
 """
@@ -14,14 +16,18 @@ import numpy as np
 
 from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.base import Interval, IntervalMethod
-from pibench.methods.calibration.score_scale import EWMAScale, GARCHScale, RunningScale
-from pibench.methods.forecasters.registry import check_forecaster
+from pibench.methods.calibration.score_scale import EWMAScale, GARCHScale, ModelScale, RunningScale
+from pibench.methods.forecasters.registry import WITH_OWN_SD, check_forecaster
 from pibench.methods.forecasters.split import PrecomputedForecasts, SplitForecaster, proper_training_size
 from pibench.methods.param_checks import in_range, one_of
 
 
 class SplitConformalMethod(IntervalMethod):
     """Base forecaster on the first part of the window, scores on the rest.
+
+    ``base``: "mlp" (the paper's), "linear" or "pa" (PA's sparse MLPs; their settings other
+    than hidden / epochs / lr / momentum / batch_size go in ``base_params``). ``score``:
+    "absolute" or "normalized" by ``scale`` "ewma", "garch" or "model" (the base's own sd).
 
     The base fits come from a :class:`SplitForecaster` (trained on demand) unless
     the runner hands over precomputed ones with :meth:`use_forecasts`; both give
@@ -44,6 +50,7 @@ class SplitConformalMethod(IntervalMethod):
         score: str = "absolute",
         scale: str = "ewma",
         scale_decay: float = 0.9,
+        base_params: dict | None = None,
     ):
         super().__init__(alpha=alpha, random_state=random_state)
         self.base = base
@@ -51,11 +58,13 @@ class SplitConformalMethod(IntervalMethod):
         self.hidden, self.epochs, self.lr = hidden, epochs, lr
         self.momentum, self.batch_size = momentum, batch_size
         self.score, self.scale, self.scale_decay = score, scale, scale_decay
+        self.base_params = base_params
 
     def split_forecaster(self) -> SplitForecaster:
         """The base-model configuration; methods with equal ones can share fits."""
         params = {} if self.base == "linear" else dict(
-            hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size)
+            hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size,
+            **(self.base_params or {}))
         return SplitForecaster(base=self.base, base_params=tuple(sorted(params.items())),
                                calibration_fraction=self.calibration_fraction, random_state=int(self.random_state))
 
@@ -63,12 +72,20 @@ class SplitConformalMethod(IntervalMethod):
         super()._check_param_values()
         in_range("calibration_fraction", self.calibration_fraction, 0, 1)
         one_of("score", self.score, ("absolute", "normalized"))
-        one_of("scale", self.scale, ("ewma", "garch"))
+        one_of("scale", self.scale, ("ewma", "garch", "model"))
         if self.scale != "ewma" and self.score != "normalized":
             raise ValueError(f"scale={self.scale!r} divides normalized scores; set score = \"normalized\" too.")
+        if self.scale == "model" and self.base not in WITH_OWN_SD:
+            raise ValueError(f"scale=\"model\" is the base forecaster's own predictive sd; base={self.base!r} has "
+                             f"none. Use base = {' or '.join(repr(b) for b in WITH_OWN_SD)}, or another scale.")
         in_range("scale_decay", self.scale_decay, 0, 1, closed_high=True)
         check_forecaster(self.base, hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
-                         batch_size=self.batch_size)
+                         batch_size=self.batch_size, base_params=self.base_params)
+
+    @property
+    def shares_base_fits(self) -> bool:
+        """Whether the runner may hand over precomputed base fits (they carry points, not a model's sd)."""
+        return not (self.score == "normalized" and self.scale == "model")
 
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         proper_training_size(n_steps, self.calibration_fraction)
@@ -84,6 +101,10 @@ class SplitConformalMethod(IntervalMethod):
         self.window_fit_ = source.fit(data)
         residuals = self.window_fit_.residuals  # (n_cal, G), time order
         scale = self._score_scale()
+        if isinstance(scale, ModelScale):
+            if self.window_fit_.calibration_sd is None:
+                raise RuntimeError(f"{self.name}: scale=\"model\" needs a base fit with its own sd.")
+            scale.use_window(self.window_fit_.calibration_sd)
         self.calibration_scores_ = residuals if scale is None else scale.score(residuals)
         self.sorted_scores_ = np.sort(self.calibration_scores_, axis=0)
         self._on_refit(data)
@@ -92,8 +113,8 @@ class SplitConformalMethod(IntervalMethod):
     def fit(self, data: SeriesData, calibration: SetData | None = None) -> SplitConformalMethod:
         if calibration is not None:
             raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
-        self.scale_ = None if self.score == "absolute" else (
-            EWMAScale(self.scale_decay) if self.scale == "ewma" else GARCHScale())
+        scales = {"ewma": lambda: EWMAScale(self.scale_decay), "garch": GARCHScale, "model": ModelScale}
+        self.scale_ = None if self.score == "absolute" else scales[self.scale]()
         self._reset_online_state(data)
         return self.refit(data)
 
@@ -135,6 +156,9 @@ class SplitConformalMethod(IntervalMethod):
 
     def predict_interval(self, X: np.ndarray) -> Interval:
         point = self.window_fit_.predict(X)
+        scale = self._score_scale()
+        if isinstance(scale, ModelScale) and self.window_fit_.predict_sd is not None:
+            scale.at(self.window_fit_.predict_sd(X)[0])
         width, empty = self._half_width()
         width = self._to_raw_width(width)
         self.last_ = (point - width, point + width, np.broadcast_to(empty, point.shape))

@@ -91,6 +91,31 @@ def test_eeg_has_the_papers_counts_and_drops_duplicates_on_request(shared_data_d
     np.testing.assert_array_equal(deduplicated.test.y, p.test.y[np.repeat(~twin, 64)])
 
 
+def test_eeg_calibration_by_trial_holds_out_whole_trials(shared_data_dir):
+    if not _has(shared_data_dir, "eeg"):
+        pytest.skip("EEG file not staged")
+    by_sequence = eeg_problem(data_dir=shared_data_dir)
+    by_trial = eeg_problem(data_dir=shared_data_dir, calibration_split="trial")
+    assert (by_trial.train.n, by_trial.calibration.n) == (240 * 64, 60 * 64)  # 20% of the 300 TRAIN trials
+    np.testing.assert_array_equal(by_trial.test.y, by_sequence.test.y)  # the test set is the same
+    # the union of train and calibration is the same TRAIN sequences, each once
+    def rows(p):
+        return {row.tobytes() for row in np.c_[np.r_[p.train.x[:, :, 0], p.calibration.x[:, :, 0]],
+                                               np.r_[p.train.y, p.calibration.y]]}
+
+    assert rows(by_trial) == rows(by_sequence)
+    # by hand: trial k's 64 channels are sequences 64 k .. 64 k + 63 of the TRAIN split, in the loader's order
+    with np.load(shared_data_dir / DATASET_FILES["eeg"].relpath) as z:
+        control = z["train_values"][z["train_subject_class"] == "c"]
+    held_out = np.random.RandomState(0).permutation(300)[:60]
+    expected = resample(control[held_out[0], 7], 50)  # channel 7 of the first held-out trial
+    np.testing.assert_allclose(np.r_[by_trial.calibration.x[7, :, 0], by_trial.calibration.y[7]], expected,
+                               atol=1e-9)
+    assert by_trial.metadata["calibration_split"] == "trial"
+    with pytest.raises(ValueError, match="calibration_split"):
+        eeg_problem(data_dir=shared_data_dir, calibration_split="subject")
+
+
 def test_the_old_eeg_file_is_named_in_the_error(tmp_path):
     old = tmp_path / "eeg_uci_smni_cmi" / "eeg_smni_cmi_16subj_kaggle_subset.npz"
     old.parent.mkdir(parents=True)

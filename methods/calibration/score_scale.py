@@ -16,6 +16,10 @@ scored from the scale the stream has reached, which they leave unchanged. Two sc
 * :class:`GARCHScale`, s^2 <- omega + a r^2 + b s^2, a GARCH(1, 1) conditional variance
   (Bollerslev 1986) whose parameters the ``arch`` package fits by Gaussian maximum
   likelihood on each window's calibration residuals (zero mean).
+* :class:`ModelScale`, s_t = sd(x_t), the base forecaster's own predictive standard deviation
+  (``base = "pa"``: PA's sqrt(varsigma2(x)/n + sigma2_hat), SPEC §3.1), known before y_t and
+  not learnt from the revealed residuals: the score is PA's studentized residual and the
+  calibrator only fixes the scale of PA's band (conformalised PA).
 """
 
 from __future__ import annotations
@@ -127,3 +131,28 @@ class GARCHScale(RunningScale):
             raise RuntimeError("GARCHScale: fit the parameters on a window's calibration residuals first.")
         omega, a, b = self.params
         return np.sqrt(omega + a * abs_residual**2 + b * scale**2)
+
+
+class ModelScale(RunningScale):
+    """s_t = sd(x_t), the base model's predictive sd (module doc): the method hands over the window's
+    calibration sds with :meth:`use_window` and the next step's sd with :meth:`at`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calibration_sd: np.ndarray | None = None
+
+    def use_window(self, calibration_sd: np.ndarray) -> None:
+        """(n_cal, G) the model's sd on the calibration steps of the window just fitted."""
+        self.calibration_sd = np.maximum(np.asarray(calibration_sd, dtype=float), np.finfo(float).tiny)
+
+    def at(self, sd: np.ndarray) -> None:
+        """(G,) the model's sd for the step about to be predicted."""
+        self.value = np.asarray(sd, dtype=float)
+
+    def score(self, residuals: np.ndarray) -> np.ndarray:
+        if self.calibration_sd is None or self.calibration_sd.shape != np.shape(residuals):
+            raise RuntimeError("ModelScale: hand over the window's calibration sds (use_window) first.")
+        return np.asarray(residuals, dtype=float) / self.calibration_sd
+
+    def _step(self, scale: np.ndarray, abs_residual: np.ndarray) -> np.ndarray:
+        return scale  # the model's sd does not learn from revealed residuals

@@ -4,15 +4,31 @@ from __future__ import annotations
 
 from pibench.methods.forecasters.linear import LinearForecaster
 from pibench.methods.forecasters.mlp import MLPForecaster
+from pibench.methods.forecasters.pa import PAForecaster
+from pibench.methods.pa.method import PA
 from pibench.methods.param_checks import in_range, one_of, positive, positive_int
 
-FORECASTERS = {"mlp": MLPForecaster, "linear": LinearForecaster}
+FORECASTERS = {"mlp": MLPForecaster, "linear": LinearForecaster, "pa": PAForecaster}
+#: base forecasters that report their own predictive sd (``predict_sd``): the ``scale = "model"`` ones
+WITH_OWN_SD = ("pa",)
 
 
-def check_forecaster(name: str, *, hidden: int, epochs: int, lr: float, momentum: float, batch_size: int) -> None:
-    """Raise ValueError for an unknown base forecaster or an MLP setting out of range (no data needed)."""
+def check_forecaster(name: str, *, hidden: int, epochs: int, lr: float, momentum: float, batch_size: int,
+                     base_params: dict | None = None) -> None:
+    """Raise ValueError for an unknown base forecaster or a setting out of range (no data needed)."""
     one_of("base", name, FORECASTERS)
-    if name == "mlp":
+    if base_params and name != "pa":
+        raise ValueError(f"base_params set the PA base's other settings; base={name!r} takes none. Remove them.")
+    if name == "pa":
+        fixed = {"alpha", "random_state", "hidden", "epochs", "lr", "momentum", "batch_size"}
+        unknown = sorted(set(base_params or {}) - (set(PA().get_params()) - fixed))
+        if unknown:
+            raise ValueError(f"base_params has no key(s) {unknown}; the PA base takes "
+                             f"{sorted(set(PA().get_params()) - fixed)} (hidden, epochs, lr, momentum and "
+                             "batch_size are the method's own parameters).")
+        PA(hidden=hidden, epochs=epochs, lr=lr, momentum=momentum, batch_size=batch_size,
+           **(base_params or {})).check_params()
+    elif name == "mlp":
         for key, value in (("hidden", hidden), ("epochs", epochs), ("batch_size", batch_size)):
             positive_int(key, value)
         positive("lr", lr)

@@ -23,10 +23,14 @@ from pibench.methods.forecasters.registry import make_forecaster
 
 @dataclass
 class WindowFit:
-    """A fitted base model: calibration residuals (n_cal, G) and predict: X (m, G, p) -> (m, G)."""
+    """A fitted base model: calibration residuals (n_cal, G) and predict: X (m, G, p) -> (m, G); a base
+    with its own predictive sd (``base = "pa"``) also gives it on the calibration part (n_cal, G) and
+    ``predict_sd``: X (m, G, p) -> (m, G)."""
 
     residuals: np.ndarray
     predict: Callable[[np.ndarray], np.ndarray]
+    calibration_sd: np.ndarray | None = None
+    predict_sd: Callable[[np.ndarray], np.ndarray] | None = None
 
 
 def proper_training_size(n: int, calibration_fraction: float) -> int:
@@ -74,7 +78,12 @@ class SplitForecaster:
     def fit(self, data: SeriesData) -> WindowFit:
         """Fit one window now."""
         model, residuals = self.fit_windows(data.X[None], data.y[None], np.array([data.start]))
-        return WindowFit(residuals=residuals[0], predict=lambda X: model.predict(X[None])[0])
+        if not hasattr(model, "predict_sd"):
+            return WindowFit(residuals=residuals[0], predict=lambda X: model.predict(X[None])[0])
+        n_train = proper_training_size(data.n_steps, self.calibration_fraction)
+        return WindowFit(residuals=residuals[0], predict=lambda X: model.predict(X[None])[0],
+                         calibration_sd=model.predict_sd(data.X[None, n_train:])[0],
+                         predict_sd=lambda X: model.predict_sd(X[None])[0])
 
 
 @dataclass

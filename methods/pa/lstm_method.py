@@ -14,6 +14,16 @@ each sequence and the quantile of the max of the correlated standardised normal
 asymptotics instead of at least 1 - alpha, so a narrower band when the horizons'
 errors are correlated. The network fits standardised targets (SGHMC's step is not
 scale-free) and the intervals are mapped back to raw units.
+
+``calibration = "conformal"`` (conformalised PA, beyond the paper) keeps PA's shape and
+fixes its scale with a finite-sample guarantee: the network trains on the training
+sequences only (as CF-RNN's does); each calibration sequence scores
+s = max_h |y_h - mu_h(x)| / sd_h(x), sd_h(x) = sqrt(varsigma2_h(x)/n + sigma2_hat_h) PA's
+predictive sd; the band is mu_h(x) +/- q sd_h(x) with q the ceil((n_cal + 1)(1 - alpha))-th
+smallest score (:func:`~pibench.methods.calibration.quantile.conformal_quantile`). For
+exchangeable sequences all H intervals hold jointly with probability >= 1 - alpha, without
+Bonferroni and whatever PA's asymptotics get wrong (split conformal with a normalized
+max score: Lei et al. 2018; Stankeviciute et al. 2021 use the unnormalized per-horizon one).
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ import numpy as np
 
 from pibench.data_loaders.problems import SetData
 from pibench.methods.base import Interval, register
+from pibench.methods.calibration.quantile import conformal_quantile
 from pibench.methods.pa.intervals import CurvatureKind, HessianKind, fit_asymptotic_normal
 from pibench.methods.pa.trainer import PASettings, train_pa
 from pibench.methods.param_checks import non_negative_int, one_of
@@ -40,13 +51,14 @@ class PALSTM(SequenceMethod):
                  lr: float = 0.01, batch_size: int = 150, standardize_target: bool = True, momentum: float = 0.9,
                  T1: int = 50, T2: int = 55, T3: int = 80, s1: float = 0.1, s0_init: float = 1e-7,
                  s0_end: float = 1e-8, lam: float = 1e-7, tau: float = 1.0, refine_epochs: int = 20,
-                 hessian: str = "ggn", curvature: str = "auto", band: str = "bonferroni"):
+                 hessian: str = "ggn", curvature: str = "auto", band: str = "bonferroni",
+                 calibration: str = "asymptotic"):
         super().__init__(alpha=alpha, random_state=random_state, hidden=hidden, epochs=epochs, lr=lr,
                          batch_size=batch_size, standardize_target=standardize_target)
         self.momentum, self.T1, self.T2, self.T3 = momentum, T1, T2, T3
         self.s1, self.s0_init, self.s0_end, self.lam, self.tau = s1, s0_init, s0_end, lam, tau
         self.refine_epochs, self.hessian, self.curvature = refine_epochs, hessian, curvature
-        self.band = band
+        self.band, self.calibration = band, calibration
 
     def _settings(self) -> PASettings:
         return PASettings(epochs=self.epochs, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size,
@@ -60,11 +72,19 @@ class PALSTM(SequenceMethod):
         one_of("hessian", self.hessian, ("auto", "exact", "ggn"))
         one_of("curvature", self.curvature, ("auto", "dense", "matrix_free"))
         one_of("band", self.band, ("bonferroni", "joint"))
+        one_of("calibration", self.calibration, ("asymptotic", "conformal"))
+        if self.calibration == "conformal" and self.band != "bonferroni":
+            raise ValueError('calibration="conformal" makes its own joint band from the calibration scores; '
+                             'leave band at its default ("bonferroni").')
         self._settings().check()
 
     def fit(self, train: SetData, calibration: SetData | None = None) -> PALSTM:
         self.check_params()
-        data = train if calibration is None else train.concat(calibration)
+        conformal = self.calibration == "conformal"
+        if conformal and (calibration is None or calibration.n < 1):
+            raise ValueError('pa_lstm with calibration="conformal" calibrates on held-out sequences: give a '
+                             "calibration split.")
+        data = train if conformal or calibration is None else train.concat(calibration)
         x, y = self._scale(data)
         net = self._new_network(data)
         masks = train_pa(net, x, y, self._settings(), seed=self._seed())
@@ -72,9 +92,24 @@ class PALSTM(SequenceMethod):
         hessian, curvature = cast(HessianKind, self.hessian), cast(CurvatureKind, self.curvature)
         self.intervals_ = fit_asymptotic_normal(net.unrolled(), masks, x.double(), y.double(), hessian=hessian,
                                                 curvature=curvature)
+        if conformal:
+            assert calibration is not None  # checked above
+            point, sd = self._point_and_sd(calibration.x)
+            self.calibration_scores_ = np.max(np.abs(calibration.y - point) / sd, axis=1)
+            self.conformal_quantile_ = conformal_quantile(self.calibration_scores_, self.alpha)
         return self
 
+    def _point_and_sd(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(m, H) PA's point forecasts and predictive sd sqrt(varsigma2_h(x)/n + sigma2_hat_h), in target units."""
+        point, _, var_total = self.intervals_.predictive_variance(self._inputs(x).double())
+        std = np.asarray(self.y_scaler_.std_, dtype=float)
+        return self._to_raw(np.asarray(point, dtype=float)), np.sqrt(np.asarray(var_total, dtype=float)) * std
+
     def predict_interval(self, x: np.ndarray) -> Interval:
+        if self.calibration == "conformal":
+            point, sd = self._point_and_sd(x)
+            half = self.conformal_quantile_ * sd
+            return Interval(point - half, point + half, point)
         predict = self.intervals_.predict_joint if self.band == "joint" else self.intervals_.predict
         point, lower, upper = (self._to_raw(np.asarray(a, dtype=float))
                                for a in predict(self._inputs(x).double(), self.alpha))
@@ -89,4 +124,7 @@ class PALSTM(SequenceMethod):
                "curvature": fitted.diagnostics["curvature"]}
         if "cg" in fitted.diagnostics:  # matrix-free: how many conjugate-gradient solves did not converge
             out["cg_not_converged"] = fitted.diagnostics["cg"]["not_converged"]
+        if hasattr(self, "conformal_quantile_"):  # q beside Bonferroni's z: how far PA's own scale was off
+            out["conformal_quantile"] = self.conformal_quantile_
+            out["bonferroni_z"] = fitted.critical_value(self.alpha)
         return out

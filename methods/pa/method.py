@@ -54,14 +54,19 @@ class PA(IntervalMethod):
     def fit(self, data: SeriesData, calibration: SetData | None = None) -> PA:
         if calibration is not None:
             raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
+        seed = int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
+        return self.fit_arrays(data.X, data.y, seed)
+
+    def fit_arrays(self, X: np.ndarray, y: np.ndarray, seed: int) -> PA:
+        """Train the stack on X (n, G, p), y (n, G) with torch seed ``seed`` and give each group its intervals
+        (what :meth:`fit` does with the window's seed; the ``base = "pa"`` forecaster calls it directly)."""
         self.check_params()
         settings = self._settings()
-        n, G, p = data.X.shape
-        self.x_scaler_ = Standardizer().fit(data.X)
-        self.y_scaler_ = Standardizer().fit(data.y)
-        Xs = torch.as_tensor(self.x_scaler_.transform(data.X), dtype=torch.float32)
-        ys = torch.as_tensor(self.y_scaler_.transform(data.y), dtype=torch.float32)
-        seed = int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
+        n, G, p = X.shape
+        self.x_scaler_ = Standardizer().fit(X)
+        self.y_scaler_ = Standardizer().fit(y)
+        Xs = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float32)
+        ys = torch.as_tensor(self.y_scaler_.transform(y), dtype=torch.float32)
         torch.manual_seed(seed)
         stack = StackedMLPs(G, p, self.hidden)
         masks = train_pa(stack, Xs, ys, settings, seed=seed)
@@ -70,6 +75,14 @@ class PA(IntervalMethod):
                                                  ys[:, g].double(), hessian=hessian) for g in range(G)]
         self.n_kept_ = [int(fitted.n_kept) for fitted in self.intervals_]
         return self
+
+    def point_and_sd(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(m, G) point forecasts and predictive sd sqrt(varsigma2(x)/n + sigma2_hat) (SPEC §3.1), target units."""
+        Xs = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float64)
+        parts = [fitted.predictive_variance(Xs[:, g]) for g, fitted in enumerate(self.intervals_)]
+        point = np.stack([np.asarray(part[0], dtype=float)[:, 0] for part in parts], axis=1)
+        sd = np.stack([np.sqrt(np.asarray(part[2], dtype=float)[:, 0]) for part in parts], axis=1)
+        return self.y_scaler_.inverse_transform(point), sd * np.asarray(self.y_scaler_.std_, dtype=float)
 
     def predict_interval(self, X: np.ndarray) -> Interval:
         Xs = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float64)
