@@ -25,13 +25,10 @@ class PAForecaster:
         self.fits_ = [PA(**self.pa_params).fit_arrays(X[f], y[f], int(seeds[f, 0])) for f in range(X.shape[0])]
         return self
 
-    def _both(self, X: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
-        return [fit.point_and_sd(X[f]) for f, fit in enumerate(self.fits_)]
-
     def predict(self, X: np.ndarray) -> np.ndarray:
         """X (F, m, G, p) -> (F, m, G) point forecasts."""
-        return np.stack([point for point, _ in self._both(X)])
+        return np.stack([fit.point(X[f]) for f, fit in enumerate(self.fits_)])
 
     def predict_sd(self, X: np.ndarray) -> np.ndarray:
         """X (F, m, G, p) -> (F, m, G) PA's predictive sd."""
-        return np.stack([sd for _, sd in self._both(X)])
+        return np.stack([fit.point_and_sd(X[f])[1] for f, fit in enumerate(self.fits_)])

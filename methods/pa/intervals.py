@@ -301,6 +301,11 @@ class AsymptoticNormalIntervals:
             parts.append(forms(G))
         return point, torch.cat(parts)
 
+    def point(self, X) -> np.ndarray:
+        """(m, H) mu(X) alone: the forward pass, no Jacobians."""
+        with torch.no_grad():
+            return self.flat.forward(self.theta, _as_double(X, self.theta.device)).cpu().numpy()
+
     def predictive_variance(self, X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(point, var_mu, var_total), each (m, H): var_mu = varsigma2 / n, var_total = var_mu + sigma2_hat."""
         point, varsigma2 = self._point_and_forms(X, self.curvature.quadratic_forms)

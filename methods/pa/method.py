@@ -76,6 +76,13 @@ class PA(IntervalMethod):
         self.n_kept_ = [int(fitted.n_kept) for fitted in self.intervals_]
         return self
 
+    def point(self, X: np.ndarray) -> np.ndarray:
+        """(m, G) point forecasts in target units (no Jacobians)."""
+        Xs = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float64)
+        point = np.stack([np.asarray(fitted.point(Xs[:, g]), dtype=float).reshape(len(X), -1)[:, 0]
+                          for g, fitted in enumerate(self.intervals_)], axis=1)
+        return self.y_scaler_.inverse_transform(point)
+
     def point_and_sd(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(m, G) point forecasts and predictive sd sqrt(varsigma2(x)/n + sigma2_hat) (SPEC §3.1), target units."""
         Xs = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float64)
