@@ -7,7 +7,6 @@ calibrated online by the existing calibrators.
 
 import numpy as np
 import pytest
-import torch
 
 from pibench.benchmarks.protocols import run_set
 from pibench.data_loaders.problems import SetData, SetProblem
@@ -15,13 +14,7 @@ from pibench.methods.calibration.quantile import conformal_quantile
 from pibench.methods.catalog import get_method
 from pibench.reports.metrics import default_cap, set_metrics
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_the_finite_sample_quantile_by_hand():

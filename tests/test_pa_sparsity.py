@@ -22,14 +22,7 @@ Z_95 = 1.6449  # z_{0.05}: the 90% interval is mu +/- Z_95 sigma
 SEEDS = (0, 1, 2)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These small networks train several times faster on one thread than on two contended ones
-    (same results here: seeds 0-5 agree bit for bit)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def sparse_regression_fit(seed: int) -> dict:

@@ -15,13 +15,7 @@ from pibench.methods.sequence.network import SequenceNet
 from pibench.methods.sequence.train import train_network
 from pibench.reports.metrics import default_cap, set_metrics
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_bonferroni_level_and_critical_scores_by_hand():
