@@ -14,22 +14,27 @@ import pandas as pd
 
 from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.store import ResultsStore
-from pibench.reports.band_shape import set_arrays, shape_gain
+from pibench.reports.band_shape import set_arrays, shape_gain, usable_shape
 from pibench.reports.selection import select_current
 
 
-def shape_table(results_dir: str, splits: int = 200) -> pd.DataFrame:
-    """One row per set task of the store (see the module doc)."""
+def shape_table(results_dir: str, splits: int = 200) -> tuple[pd.DataFrame, list[str]]:
+    """One row per set task of the store (see the module doc), and the tasks left out: a band with an
+    infinite, zero or crossed width has no shape to compare."""
     store = ResultsStore(results_dir)
     records, _ = select_current(store.records(), code_version())
-    rows = []
+    rows, left_out = [], []
     for record in records:
         if record.get("status") != "ok" or record["config"]["protocol"].get("kind") != "set":
             continue
+        name = f"{record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}"
         y, point, half = set_arrays(store.predictions(record["task_id"]))
+        if not usable_shape(half):
+            left_out.append(name)
+            continue
         rows.append({"dataset": record["dataset"], "method": record["method"], "setting": record["setting"],
                      "seed": record["seed"], **shape_gain(y, point, half, float(record["alpha"]), splits)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), left_out
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -37,7 +42,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("results_dir")
     parser.add_argument("--splits", type=int, default=200, help="random halvings per task (default 200)")
     args = parser.parse_args(argv)
-    table = shape_table(args.results_dir, args.splits)
+    table, left_out = shape_table(args.results_dir, args.splits)
+    for name in left_out:
+        print(f"left out {name}: a width is infinite, zero or negative")
     if table.empty:
         raise SystemExit(f"no finished set task in {args.results_dir}.")
     means = table.groupby(["dataset", "method", "setting"]).mean(numeric_only=True).drop(columns="seed")

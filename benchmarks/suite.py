@@ -20,7 +20,7 @@ A suite file::
     params = { epochs = 100 }
     protocol = { kind = "offline" }   # optional, merged over the dataset's
     grid = { gamma = [0.0, 0.01] }    # one task per value, setting "gamma=0.01"
-    datasets = ["ar"]                 # optional: only these dataset labels, or names (every entry of it)
+    datasets = ["ar"]                 # optional: only these datasets: a label, or a name no entry uses as a label
     quick = { params = { epochs = 20 } }
 
     [quick]                           # suite-level overrides for --quick
@@ -452,7 +452,7 @@ def build_tasks(
     tasks = []
     notes: list[str] = []
     unserved: dict[str, list[str]] = {}
-    labels = {d.get("label", d["name"]) for d in dataset_entries}
+    labels = {d.get("label", d["name"]) for d in suite["datasets"]}  # before --datasets narrows them
     for d in dataset_entries:
         entry = check_dataset_name(d["name"])
         protocol = _merge(suite.get("protocol", {}), d.get("protocol", {}))

@@ -57,7 +57,7 @@ class AgACI(SplitConformalMethod):
     def predict_interval(self, X: np.ndarray) -> Interval:
         if X.shape[0] != 1:
             raise ValueError("agaci predicts one step at a time; call update(y) between steps.")
-        point = self.window_fit_.predict(X)[0]  # (G,)
+        point = self._point(X)[0]  # (G,)
         width, empty = aci_width(self.sorted_scores_, self.alpha_t_)  # (K, G)
         width = self._to_raw_width(width)
         lower_k = np.maximum(point - width, self.cap_[0])

@@ -154,11 +154,21 @@ class SplitConformalMethod(IntervalMethod):
         """(G,) half-widths and (G,) empty-interval mask for the next step."""
         raise NotImplementedError
 
-    def predict_interval(self, X: np.ndarray) -> Interval:
-        point = self.window_fit_.predict(X)
+    def _point(self, X: np.ndarray) -> np.ndarray:
+        """(m, G) the base forecasts of X; with ``scale = "model"`` (one row) also hands the model's sd for
+        that step to the scale (every ``predict_interval`` goes through here)."""
         scale = self._score_scale()
-        if isinstance(scale, ModelScale) and self.window_fit_.predict_sd is not None:
+        if isinstance(scale, ModelScale):
+            if X.shape[0] != 1:
+                raise ValueError(f"{self.name} with scale=\"model\" predicts one step at a time; call update(y) "
+                                 "between steps.")
+            if self.window_fit_.predict_sd is None:
+                raise RuntimeError(f"{self.name}: scale=\"model\" needs a base fit with its own sd.")
             scale.at(self.window_fit_.predict_sd(X)[0])
+        return self.window_fit_.predict(X)
+
+    def predict_interval(self, X: np.ndarray) -> Interval:
+        point = self._point(X)
         width, empty = self._half_width()
         width = self._to_raw_width(width)
         self.last_ = (point - width, point + width, np.broadcast_to(empty, point.shape))

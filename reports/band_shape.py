@@ -24,13 +24,18 @@ from pibench.methods.calibration.quantile import conformal_quantile
 def set_arrays(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """A set row's predictions frame (item, sequence, horizon, y, lower, upper, point) -> y, point and
     half-width, each (n sequences, H)."""
-    frame = frame.sort_values(["sequence", "horizon"])
+    frame = frame.sort_values(["item", "horizon"])  # item: the test sequence's row, unique
     H = frame["horizon"].nunique()
 
     def grid(column: str) -> np.ndarray:
         return frame[column].to_numpy(dtype=float).reshape(-1, H)
 
     return grid("y"), grid("point"), (grid("upper") - grid("lower")) / 2
+
+
+def usable_shape(half_width: np.ndarray) -> bool:
+    """Whether every half-width is finite and positive (a shape to divide by)."""
+    return bool(np.isfinite(half_width).all() and (half_width > 0).all())
 
 
 def _recalibrated(y, point, shape, alpha, calibrate, evaluate) -> tuple[float, float]:
@@ -45,7 +50,7 @@ def shape_gain(y: np.ndarray, point: np.ndarray, half_width: np.ndarray, alpha: 
                seed: int = 0) -> dict[str, float]:
     """Mean over ``splits`` random halvings of each band's coverage and length on the held-out half
     (module doc), and the length ratio own / constant. Half-widths must be finite and positive."""
-    if not (np.isfinite(half_width).all() and (half_width > 0).all()):
+    if not usable_shape(half_width):
         raise ValueError("the band's half-widths must be finite and positive to serve as a shape.")
     n = len(y)
     if n < 4:

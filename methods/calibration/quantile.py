@@ -36,5 +36,5 @@ def conformal_quantile(scores: np.ndarray, alpha: float) -> float:
     if not 0 < alpha < 1:
         raise ValueError(f"alpha={alpha} must lie in (0, 1).")
     n = scores.size
-    rank = int(np.ceil((n + 1) * (1 - alpha) - 1e-9))  # the tolerance absorbs rounding of an exact integer
+    rank = max(int(np.ceil((n + 1) * (1 - alpha) - 1e-9)), 1)  # the tolerance absorbs rounding of an integer
     return float(np.sort(scores)[rank - 1]) if rank <= n else float("inf")

@@ -6,7 +6,7 @@ step t the interval is y_hat_t +/- q_t s_t, q_t whatever the method's calibrator
 of the scores, and the revealed |y_t - y_hat_t| / s_t is the score the calibrator sees.
 The scale is updated after every revealed step, so it only ever uses the past. The
 first window's calibration residuals start the scale; a later window's residuals are
-scored from the scale the stream has reached, which they leave unchanged. Two scales:
+scored from the scale the stream has reached, which they leave unchanged. Three scales:
 
 * :class:`EWMAScale`, s <- decay * s + (1 - decay) * |r|, an exponentially weighted
   moving average of absolute residuals, started at the power of two nearest the mean

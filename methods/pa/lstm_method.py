@@ -92,6 +92,7 @@ class PALSTM(SequenceMethod):
         hessian, curvature = cast(HessianKind, self.hessian), cast(CurvatureKind, self.curvature)
         self.intervals_ = fit_asymptotic_normal(net.unrolled(), masks, x.double(), y.double(), hessian=hessian,
                                                 curvature=curvature)
+        self.__dict__.pop("conformal_quantile_", None)  # a refit without calibration leaves none behind
         if conformal:
             assert calibration is not None  # checked above
             point, sd = self._point_and_sd(calibration.x)
