@@ -38,11 +38,11 @@ def usable_shape(half_width: np.ndarray) -> bool:
     return bool(np.isfinite(half_width).all() and (half_width > 0).all())
 
 
-def _recalibrated(y, point, shape, alpha, calibrate, evaluate) -> tuple[float, float]:
-    """(joint coverage, mean length) on ``evaluate`` of mu +/- q shape, q calibrated on ``calibrate``."""
-    scores = np.max(np.abs(y[calibrate] - point[calibrate]) / shape[calibrate], axis=1)
-    q = conformal_quantile(scores, alpha)
-    covered = np.all(np.abs(y[evaluate] - point[evaluate]) <= q * shape[evaluate], axis=1)
+def _recalibrated(residual, shape, alpha, calibrate, evaluate) -> tuple[float, float]:
+    """(joint coverage, mean length) on ``evaluate`` of mu +/- q shape, q calibrated on ``calibrate``;
+    ``residual`` = |y - mu|."""
+    q = conformal_quantile(np.max(residual[calibrate] / shape[calibrate], axis=1), alpha)
+    covered = np.all(residual[evaluate] <= q * shape[evaluate], axis=1)
     return float(covered.mean()), float(np.mean(2 * q * shape[evaluate]))
 
 
@@ -56,13 +56,14 @@ def shape_gain(y: np.ndarray, point: np.ndarray, half_width: np.ndarray, alpha: 
     if n < 4:
         raise ValueError(f"need at least 4 test sequences to halve; got {n}.")
     rng = np.random.default_rng(seed)
+    residual = np.abs(y - point)
     own, constant = [], []
     for _ in range(splits):
         order = rng.permutation(n)
         calibrate, evaluate = order[: n // 2], order[n // 2 :]
-        own.append(_recalibrated(y, point, half_width, alpha, calibrate, evaluate))
+        own.append(_recalibrated(residual, half_width, alpha, calibrate, evaluate))
         flat = np.broadcast_to(half_width[calibrate].mean(axis=0), half_width.shape)
-        constant.append(_recalibrated(y, point, flat, alpha, calibrate, evaluate))
+        constant.append(_recalibrated(residual, flat, alpha, calibrate, evaluate))
     (cov_own, len_own), (cov_const, len_const) = np.mean(own, axis=0), np.mean(constant, axis=0)
     return {"coverage_own": float(cov_own), "length_own": float(len_own), "coverage_constant": float(cov_const),
             "length_constant": float(len_const), "length_ratio": float(len_own / len_const)}

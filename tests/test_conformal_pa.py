@@ -7,6 +7,7 @@ calibrated online by the existing calibrators.
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from pibench.benchmarks.protocols import run_set
 from pibench.data_loaders.problems import SetData, SetProblem
@@ -93,7 +94,8 @@ def test_conformal_band_is_q_times_pas_sd_and_covers_its_calibration_scores():
     # at least ceil(301 * 0.9) = 271 of the 300 calibration scores are <= q (q is the 271st smallest)
     assert np.sum(scores <= q) >= 271
     diag = method.diagnostics()
-    assert diag["conformal_quantile"] == q and diag["bonferroni_z"] > 2
+    assert diag["conformal_quantile"] == q
+    assert diag["bonferroni_z"] == pytest.approx(norm.ppf(1 - 0.1 / (2 * 4)))  # H = 4 horizons
 
 
 def test_conformal_pa_lstm_refuses_what_it_cannot_do():
@@ -159,8 +161,6 @@ def test_model_scale_width_is_the_calibration_quantile_of_studentized_residuals_
 
 
 def test_pas_sd_is_its_own_interval_over_z(regime_problems):
-    from scipy.stats import norm
-
     problem = regime_problems[0]
     pa = get_method("pa")(alpha=0.2, hidden=20, epochs=60, T1=30, T2=33, T3=50, refine_epochs=10)
     pa.fit(problem.window(problem.test_start - 300, problem.test_start))
