@@ -25,12 +25,15 @@ single job would); the pibench runner gives each task 1 thread and runs -j tasks
 from __future__ import annotations
 
 import argparse
+import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import numpy as np
 import torch
 
+from pibench.methods.cuda_graph import GRAPHS_ENV_VAR
 from pibench.methods.device import use_device
 from pibench.methods.forecasters.mlp import train_batched_mlp
 from pibench.methods.pa.intervals import fit_asymptotic_normal
@@ -68,7 +71,8 @@ def elman_settings() -> PASettings:
                       s0_end=1e-7, lam=1e-7, tau=0.1, refine_epochs=0, unit="iteration")
 
 
-def elman_iterations() -> Callable[[], object]:
+def elman_iterations(graphs: bool = True) -> Callable[[], object]:
+    """(b); ``graphs=False``: on a GPU with CUDA graphs off (the same iterations, launched one kernel at a time)."""
     rng = np.random.default_rng(1)
     seqs = torch.as_tensor(rng.normal(size=(2000, 10, 15)), dtype=torch.float32)
     targets = torch.as_tensor(rng.normal(size=(2000, 7)), dtype=torch.float32)
@@ -76,8 +80,23 @@ def elman_iterations() -> Callable[[], object]:
 
     def work():
         torch.manual_seed(0)
-        train_pa(AfterBurnIn(ElmanRNN(15, 1000, init_bound=0.003), 3), seqs, targets, settings, seed=0)
+        with graphs_set(graphs):
+            train_pa(AfterBurnIn(ElmanRNN(15, 1000, init_bound=0.003), 3), seqs, targets, settings, seed=0)
     return work
+
+
+@contextmanager
+def graphs_set(on: bool) -> Iterator[None]:
+    """CUDA graphs on or off (:data:`~pibench.methods.cuda_graph.GRAPHS_ENV_VAR`) while it is entered."""
+    before = os.environ.get(GRAPHS_ENV_VAR)
+    os.environ[GRAPHS_ENV_VAR] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[GRAPHS_ENV_VAR]
+        else:
+            os.environ[GRAPHS_ENV_VAR] = before
 
 
 def lstm_epoch() -> Callable[[], object]:
@@ -108,7 +127,7 @@ def fesp_intervals() -> Callable[[], object]:
     return work
 
 
-def order_cell(batched: bool) -> Callable[[], object]:
+def order_cell(batched: bool, graphs: bool = True) -> Callable[[], object]:
     """(b)'s training for the 5 seeds of an order-selection cell: one after another, or as one stack
     (:class:`~pibench.methods.pa.networks.StackedElmanRNNs`, what the runner does on a GPU)."""
     rng = np.random.default_rng(1)
@@ -121,12 +140,13 @@ def order_cell(batched: bool) -> Callable[[], object]:
         return ElmanRNN(15, 1000, init_bound=0.003)
 
     def work():
-        if batched:
-            stack = StackedElmanRNNs.from_members([initial(b) for b in range(5)], burn_in=3)
-            train_pa(stack, seqs, targets, settings, seed=list(range(5)))
-        else:
-            for b in range(5):
-                train_pa(AfterBurnIn(initial(b), 3), seqs[:, b], targets[:, b], settings, seed=b)
+        with graphs_set(graphs):
+            if batched:
+                stack = StackedElmanRNNs.from_members([initial(b) for b in range(5)], burn_in=3)
+                train_pa(stack, seqs, targets, settings, seed=list(range(5)))
+            else:
+                for b in range(5):
+                    train_pa(AfterBurnIn(initial(b), 3), seqs[:, b], targets[:, b], settings, seed=b)
     return work
 
 
@@ -137,6 +157,11 @@ FIGURES = {
     "(d) PA intervals, 8,760 fesp test points": fesp_intervals,
     "(e) order-selection cell: (b) for 5 seeds, apart": lambda: order_cell(batched=False),
     "(e) order-selection cell: (b) for 5 seeds, batched": lambda: order_cell(batched=True),
+}
+#: GPU-only rows: (b) and (e) batched with CUDA graphs off, beside the rows above (graphs on)
+GPU_ONLY = {
+    "(b) the same, CUDA graphs off": lambda: elman_iterations(graphs=False),
+    "(e) batched, CUDA graphs off": lambda: order_cell(batched=True, graphs=False),
 }
 
 
@@ -162,6 +187,10 @@ def main(argv: list[str] | None = None) -> None:
             continue
         cuda = _seconds(work, "cuda", args.repeats)
         print(f"{label:<58} {cpu:>9.3f} {cuda:>9.3f} {cpu / cuda:>8.1f}x", flush=True)
+    for label, make in GPU_ONLY.items():
+        if gpu is None or (args.only and label[1] not in args.only):
+            continue
+        print(f"{label:<58} {'-':>9} {_seconds(make(), 'cuda', args.repeats):>9.3f} {'-':>9}", flush=True)
 
 
 if __name__ == "__main__":

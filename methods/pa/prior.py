@@ -21,6 +21,20 @@ import torch
 _LOG_2PI = math.log(2.0 * math.pi)
 
 
+Scalar = float | torch.Tensor  # a Python number, or a 0-dim tensor (what a CUDA graph reads at replay)
+
+
+def _spike_probability(b: torch.Tensor, c1: Scalar, c2: Scalar) -> torch.Tensor:
+    return torch.sigmoid(-(c1 + c2 * b * b))
+
+
+def mixture_grad_log_density(b: torch.Tensor, c1: Scalar, c2: Scalar, s0: Scalar, s1: Scalar) -> torch.Tensor:
+    """d log pi / db = -b/s0 p_spike - b/s1 (1 - p_spike), p_spike = sigmoid(-(c1 + c2 b^2)), elementwise
+    (the constants of :class:`MixtureGaussianPrior`, as numbers or 0-dim tensors)."""
+    p_spike = _spike_probability(b, c1, c2)
+    return -b / s0 * p_spike - b / s1 * (1.0 - p_spike)
+
+
 @dataclass(frozen=True)
 class MixtureGaussianPrior:
     """pi(b) = lam N(0, s1) + (1 - lam) N(0, s0), applied independently to every weight."""
@@ -60,7 +74,7 @@ class MixtureGaussianPrior:
 
     def spike_probability(self, b: torch.Tensor) -> torch.Tensor:
         """p_spike(b) = sigmoid(-(c1 + c2 b^2)), elementwise."""
-        return torch.sigmoid(-(self.c1 + self.c2 * b * b))
+        return _spike_probability(b, self.c1, self.c2)
 
     def inclusion_probability(self, b: torch.Tensor) -> torch.Tensor:
         """1 - p_spike(b) = sigmoid(c1 + c2 b^2): posterior probability of the slab, elementwise."""
@@ -68,8 +82,7 @@ class MixtureGaussianPrior:
 
     def grad_log_density(self, b: torch.Tensor) -> torch.Tensor:
         """d log pi / db = -b/s0 p_spike - b/s1 (1 - p_spike), elementwise."""
-        p_spike = self.spike_probability(b)
-        return -b / self.s0 * p_spike - b / self.s1 * (1.0 - p_spike)
+        return mixture_grad_log_density(b, self.c1, self.c2, self.s0, self.s1)
 
     def curvature(self, b: torch.Tensor) -> torch.Tensor:
         """kappa(b) = p_spike/s0 + (1 - p_spike)/s1 >= 0, so that d log pi / db = -kappa(b) b."""

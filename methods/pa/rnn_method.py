@@ -43,7 +43,7 @@ class PARNN(IntervalMethod):
     name = "pa_rnn"
     shape = "series"
     #: left by :meth:`fit_together` for the next :meth:`fit` of that window: (window start, network, masks)
-    trained_together_: tuple[int, ElmanRNN, dict[str, torch.Tensor]]
+    trained_together_: tuple[int, ElmanRNN, dict[str, torch.Tensor], dict]
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 1000, seq_len: int = 20,
                  burn_in: int = 5, iterations: int = 25000, lr: float = 1e-3, momentum: float = 0.9,
@@ -109,12 +109,14 @@ class PARNN(IntervalMethod):
             raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         seqs, targets, seed = self._training_set(data)
         together = self.__dict__.pop("trained_together_", None)
+        info: dict = {}
         if together is not None and together[0] == data.start:
-            rnn, masks = together[1:]
+            rnn, masks, info = together[1:]
         else:
             rnn = self._initial_rnn(seqs.shape[2], seed)
             masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], self._settings(),
-                             seed=seed)
+                             seed=seed, info=info)
+        self.train_step_ = info.get("train_step", "eager")
         compact, compact_masks = drop_idle_units(rnn, masks)  # same function and kept weights, fewer units
         hessian = cast(HessianKind, self.hessian)  # checked against the kinds by check_params
         self.fitted_ = fit_asymptotic_normal(LastStep(compact), compact_masks, seqs.double(), targets[:, -1].double(),
@@ -147,9 +149,10 @@ class PARNN(IntervalMethod):
         stack = StackedElmanRNNs.from_members(rnns, first.burn_in)
         X = torch.stack([seqs for seqs, _, _ in sets], dim=1)
         Y = torch.stack([targets[:, first.burn_in :] for _, targets, _ in sets], dim=1)
-        masks = train_pa(stack, X, Y, first._settings(), seed=[seed for _, _, seed in sets])
+        info: dict = {}
+        masks = train_pa(stack, X, Y, first._settings(), seed=[seed for _, _, seed in sets], info=info)
         for b, (method, data) in enumerate(zip(methods, datas)):
-            method.trained_together_ = (data.start, stack.member(b), stack.member_masks(masks, b))
+            method.trained_together_ = (data.start, stack.member(b), stack.member_masks(masks, b), info)
 
     def predict_interval(self, X: np.ndarray) -> Interval:
         if X.shape[:2] != (1, 1):
@@ -166,4 +169,6 @@ class PARNN(IntervalMethod):
             return {}
         return {"selected_lags": ",".join(str(j) for j in sorted(self.lags_)),
                 "ar_order": estimated_order(self.lags_), "hidden_links": self.hidden_links_,
-                "msfe": self.msfe_, "kept_weights": int(self.fitted_.n_kept), "candidate_lags": self.window_}
+                "msfe": self.msfe_, "kept_weights": int(self.fitted_.n_kept), "candidate_lags": self.window_,
+                # how training ran on a GPU (CUDA graphs, or why not); absent on the CPU
+                **({"train_step": step} if (step := getattr(self, "train_step_", "eager")) != "eager" else {})}

@@ -104,17 +104,29 @@ class SGHMC(torch.optim.Optimizer):
         for group in self.param_groups:
             group["temperature"] = temperature
 
+    @staticmethod
+    def _noise_std(group: dict) -> float:
+        lr, m, tau, n = group["lr"], group["momentum"], group["temperature"], group["n"]
+        return math.sqrt(2.0 * (1.0 - m) * tau / (n * lr)) if tau > 0 else 0.0
+
+    def noise_std(self) -> float:
+        """sqrt(2 (1 - m) tau / (n lr)) of the (first) param group: the scale of the injected noise."""
+        return self._noise_std(self.param_groups[0])
+
     # update ---------------------------------------------------------------------------------
     @torch.no_grad()
-    def step(self, closure=None, stiffness: Mapping[torch.Tensor, torch.Tensor] | None = None):
-        """One update; ``stiffness`` ({parameter: k}) takes a term k * beta implicitly (module doc)."""
+    def step(self, closure=None, stiffness: Mapping[torch.Tensor, torch.Tensor] | None = None,
+             noise_scale: torch.Tensor | None = None):
+        """One update; ``stiffness`` ({parameter: k}) takes a term k * beta implicitly (module doc);
+        ``noise_scale`` (a 0-dim tensor) replaces every group's noise scale and always draws the noise
+        (what a CUDA graph of the step reads at replay)."""
         loss = None
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
         for group in self.param_groups:
-            lr, m, tau, n = group["lr"], group["momentum"], group["temperature"], group["n"]
-            noise_std = math.sqrt(2.0 * (1.0 - m) * tau / (n * lr)) if tau > 0 else 0.0
+            lr, m = group["lr"], group["momentum"]
+            noise_std = self._noise_std(group)
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -128,14 +140,10 @@ class SGHMC(torch.optim.Optimizer):
                     state["momentum_buffer"] = buf
                 else:
                     buf.mul_(m).add_(grad)
-                    if noise_std > 0.0:  # drawn where the generator lives (the weights' device, in PA)
-                        if isinstance(self.generator, list):
-                            noise = torch.stack([torch.randn(p.shape[1:], generator=g, dtype=p.dtype,
-                                                             device=g.device) for g in self.generator])
-                        else:
-                            noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype,
-                                                device=self.generator.device if self.generator else "cpu")
-                        buf.add_(noise.to(p.device), alpha=noise_std)
+                    if noise_scale is not None:
+                        buf.addcmul_(self._noise(p), noise_scale)
+                    elif noise_std > 0.0:
+                        buf.add_(self._noise(p), alpha=noise_std)
                 if stiffness is not None and p in stiffness:
                     k = stiffness[p]
                     buf.addcmul_(k, p).div_(1.0 + lr * k)
@@ -144,3 +152,14 @@ class SGHMC(torch.optim.Optimizer):
                     buf.masked_fill_(~mask, 0.0)  # frozen entries: beta - lr * 0 == beta exactly
                 p.add_(buf, alpha=-lr)
         return loss
+
+    def _noise(self, p: torch.Tensor) -> torch.Tensor:
+        """xi ~ N(0, I) of p's shape, drawn where the generator lives (the weights' device, in PA);
+        member b's slice of a stack from generator b."""
+        if isinstance(self.generator, list):
+            noise = torch.stack([torch.randn(p.shape[1:], generator=g, dtype=p.dtype, device=g.device)
+                                 for g in self.generator])
+        else:
+            noise = torch.randn(p.shape, generator=self.generator, dtype=p.dtype,
+                                device=self.generator.device if self.generator else "cpu")
+        return noise.to(p.device)

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from pibench.methods.cuda_graph import GRAPHS_ENV_VAR, GraphedStep, graphs_enabled
 from pibench.methods.device import current_device, task_generator
-from pibench.methods.pa.prior import MixtureGaussianPrior
+from pibench.methods.pa.prior import MixtureGaussianPrior, mixture_grad_log_density
 from pibench.methods.pa.schedule import AnnealingSchedule
 from pibench.methods.pa.sghmc import SGHMC
 from pibench.methods.pa.structure import live_masks
@@ -81,6 +82,17 @@ def _member_batches(n: int, batch_size: int, unit: str, generators: list[torch.G
     return [torch.stack(idx, dim=1) for idx in zip(*(_unit_batches(n, batch_size, unit, g) for g in generators))]
 
 
+def _minibatch_loss(model: nn.Module, X: torch.Tensor, y: torch.Tensor, idx: torch.Tensor, settings: PASettings,
+                    members: bool) -> torch.Tensor:
+    """The per-sample energy's likelihood part on minibatch ``idx`` (its (batch, B) form for a stack of members)."""
+    if members:  # member b's rows idx[:, b] of its own data X[:, b]; the sum of the members' mean losses
+        column = torch.arange(idx.shape[1], device=X.device)
+        residual = model(X[idx, column]) - y[idx, column]
+        return residual.square().sum() / (residual[:, 0].numel() * 2 * settings.sigma2)
+    # a stack of G networks on shared rows (n_independent = G) sums its G per-group mean losses
+    return ((model(X[idx]) - y[idx]) ** 2).mean() * getattr(model, "n_independent", 1) / (2 * settings.sigma2)
+
+
 def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
                 generator: torch.Generator | list[torch.Generator], prior: MixtureGaussianPrior | None = None,
                 prior_weight: float = 0.0) -> None:
@@ -93,13 +105,7 @@ def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y
     for idx in batches:
         idx = idx.to(X.device)
         opt.zero_grad(set_to_none=False)
-        if members:  # member b's rows idx[:, b] of its own data X[:, b]; the sum of the members' mean losses
-            column = torch.arange(idx.shape[1], device=X.device)
-            residual = model(X[idx, column]) - y[idx, column]
-            loss = residual.square().sum() / (residual[:, 0].numel() * 2 * settings.sigma2)
-        else:  # a stack of G networks on shared rows (n_independent = G) sums its G per-group mean losses
-            loss = ((model(X[idx]) - y[idx]) ** 2).mean() * getattr(model, "n_independent", 1) / (2 * settings.sigma2)
-        loss.backward()
+        _minibatch_loss(model, X, y, idx, settings, members).backward()
         if prior is None or prior_weight == 0:
             opt.step()
         elif settings.prior_step == "implicit":  # -grad log prior / n = kappa(b) b / n, taken at the new b
@@ -117,14 +123,162 @@ def _train_unit(model: nn.Module, opt: torch.optim.Optimizer, X: torch.Tensor, y
             opt.step()
 
 
+class TensorScalarIterations:
+    """PA's SGHMC iterations (unit "iteration", explicit prior step) with the schedule's values of each
+    iteration (the prior's c1, c2 and s0, eta_t / n, the noise scale) read from one device tensor:
+    every iteration then runs the same kernels on the same tensors, which is what a CUDA graph replays
+    (:class:`~pibench.methods.cuda_graph.GraphedStep`; on a GPU, replayed or not, the numbers are the
+    same). The minibatch, loss, prior gradient and update are :func:`_train_unit`'s, in its order of
+    random draws, with 0-dim tensors where it passes Python numbers (so on the CPU the two agree to
+    float32 rounding, not bit for bit: tests/test_pa_graphs.py).
+    """
+
+    def __init__(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
+                 generator: torch.Generator | list[torch.Generator], graphs: bool) -> None:
+        self.model, self.X, self.y, self.settings, self.generator = model, X, y, settings, generator
+        self.members = isinstance(generator, list)
+        self.values = torch.zeros(5, dtype=X.dtype, device=X.device)  # c1, c2, s0, eta_t / n, noise scale
+        self.graphs = graphs and X.device.type == "cuda"
+        self._steps: dict[tuple, GraphedStep] = {}
+
+    @staticmethod
+    def covers(settings: PASettings) -> bool:
+        """Whether these iterations can run ``settings`` (the others run :func:`_train_unit`)."""
+        return settings.unit == "iteration" and settings.prior_step == "explicit"
+
+    def _iteration(self, opt: SGHMC, with_prior: bool, with_noise: bool) -> None:
+        c1, c2, s0, weight, noise = self.values.unbind()
+        n = len(self.y)
+        if isinstance(self.generator, list):
+            idx = _member_batches(n, self.settings.batch_size, "iteration", self.generator)[0]
+        else:
+            idx = _unit_batches(n, self.settings.batch_size, "iteration", self.generator)[0]
+        opt.zero_grad(set_to_none=False)
+        _minibatch_loss(self.model, self.X, self.y, idx, self.settings, self.members).backward()
+        if with_prior:
+            s1 = self.settings.s1
+
+            def grad_log_prior(q: torch.Tensor) -> torch.Tensor:
+                return mixture_grad_log_density(q, c1, c2, s0, s1)
+            with torch.no_grad():
+                for p in self.model.parameters():
+                    assert p.grad is not None, "a parameter got no gradient: it does not enter the loss."
+                    p.grad.addcmul_(_of_each(grad_log_prior, p, self.members), weight, value=-1.0)
+        opt.step(noise_scale=noise if with_noise else None)
+
+    def run(self, opt: SGHMC, prior: MixtureGaussianPrior | None, prior_weight: float) -> None:
+        """One iteration: the schedule's values into the device tensor, then the (graphed) step."""
+        with_prior = prior is not None and prior_weight != 0
+        noise_std = opt.noise_std()
+        key = (id(opt), with_prior, noise_std > 0)
+        step = self._steps.get(key)
+        if step is None:
+            generators = self.generator if isinstance(self.generator, list) else [self.generator]
+            step = GraphedStep(lambda: self._iteration(opt, with_prior, noise_std > 0), generators,
+                               enabled=self.graphs)
+            self._steps[key] = step
+        n = len(self.y)
+        c1, c2, s0 = (prior.c1, prior.c2, prior.s0) if with_prior and prior is not None else (0.0, 0.0, 1.0)
+        self.values.copy_(torch.tensor([c1, c2, s0, prior_weight / n, noise_std], dtype=self.values.dtype))
+        if self.graphs:
+            step()
+        else:
+            step.step()
+
+    def modes(self) -> str:
+        """How the iterations ran: 'cuda-graph', or 'eager' (with the reason on a GPU: graphs off, a failed capture)."""
+        if not self.graphs:
+            return f"eager ({GRAPHS_ENV_VAR}=0)" if self.X.device.type == "cuda" else "eager"
+        reasons = sorted({s.fallback_reason for s in self._steps.values() if s.fallback_reason})
+        return "cuda-graph" if not reasons else "eager (" + "; ".join(reasons) + ")"
+
+
 def _of_each(term, p: torch.Tensor, members: bool) -> torch.Tensor:
     """A prior term of parameter p; of each member's slice apart for a stack of members, since
     torch's sigmoid kernel rounds by tensor size and a member must see its own size (bit-for-bit)."""
     return torch.stack([term(q) for q in p]) if members else term(p)
 
 
+class PATraining:
+    """One PA training run, schedule unit by schedule unit: what :func:`train_pa` runs (and
+    benchmarks/profile_pa.py profiles one unit of). See :func:`train_pa` for the arguments.
+
+    On a GPU, units of ``unit = "iteration"`` with the explicit prior step run as
+    :class:`TensorScalarIterations`, captured as CUDA graphs unless ``graphs`` is False (default:
+    :func:`~pibench.methods.cuda_graph.graphs_enabled`); elsewhere :func:`_train_unit` runs them.
+    """
+
+    def __init__(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
+                 seed: int | Sequence[int], graphs: bool | None = None) -> None:
+        settings.check()
+        if len(y) < 2:
+            raise ValueError("PA needs at least 2 training points.")
+        device = current_device()
+        self.model, self.settings = model.to(device), settings
+        self.X, self.y = X.to(device), y.to(device)
+        if isinstance(seed, Sequence):
+            seeds = [int(s) for s in seed]
+            if not seeds:
+                raise ValueError("seed is an empty sequence: give one seed, or one per member of the stack.")
+            self.first_seed = seeds[0]
+            self.generator: torch.Generator | list[torch.Generator] = [task_generator(s) for s in seeds]
+        else:
+            self.first_seed = int(seed)
+            self.generator = task_generator(self.first_seed)
+        self.schedule = settings.schedule()
+        self.opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0,
+                         n=len(y), generator=self.generator)
+        self.adam = (torch.optim.Adam(model.parameters(), lr=settings.lr) if settings.initial_optimizer == "adam"
+                     else None)
+        self.iterations = (TensorScalarIterations(model, self.X, self.y, settings, self.generator,
+                                                  graphs=graphs_enabled() if graphs is None else graphs)
+                           if device.type == "cuda" and TensorScalarIterations.covers(settings) else None)
+
+    def _unit(self, opt: torch.optim.Optimizer, prior: MixtureGaussianPrior | None = None,
+              prior_weight: float = 0.0) -> None:
+        if self.iterations is not None and isinstance(opt, SGHMC):
+            self.iterations.run(opt, prior, prior_weight)
+        else:
+            _train_unit(self.model, opt, self.X, self.y, self.settings, self.generator, prior=prior,
+                        prior_weight=prior_weight)
+
+    def unit(self, t: int) -> None:
+        """Schedule unit t of the annealing phase (an epoch or an iteration)."""
+        annealing = self.schedule.phase(t) != "initial"
+        self.opt.set_temperature(self.schedule.temperature(t) if annealing else 0.0)
+        self._unit(self.adam if self.adam is not None and not annealing else self.opt,
+                   prior=self.settings.prior(self.schedule.s0(t)), prior_weight=self.schedule.prior_weight(t))
+
+    def sparsify_and_refine(self) -> dict:
+        """Keep the weights above the threshold that reach the output, refine them; the model and
+        the masks go back to the CPU. Returns the masks."""
+        model, settings = self.model, self.settings
+        threshold = settings.prior(settings.s0_end).threshold()
+        masks = {}
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                masks[name] = p.abs() > threshold
+                p.mul_(masks[name])
+        masks = live_masks(model, masks, self.X, torch.Generator().manual_seed(self.first_seed))
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                p.mul_(masks[name])
+        params = dict(model.named_parameters())
+        refine = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(self.y),
+                       masks={params[k]: m for k, m in masks.items()})
+        for _ in range(settings.refine_epochs):
+            self._unit(refine)
+        model.to(torch.device("cpu"))
+        return {name: mask.cpu() for name, mask in masks.items()}
+
+    @property
+    def step_mode(self) -> str:
+        """How the units ran: 'eager', 'cuda-graph', or 'eager (<why no graph>)'."""
+        return "eager" if self.iterations is None else self.iterations.modes()
+
+
 def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
-             seed: int | Sequence[int]) -> dict:
+             seed: int | Sequence[int], info: dict | None = None) -> dict:
     """Train ``model`` in place; returns the masks {parameter name: bool tensor (True = kept)}.
 
     X, y: the n training samples (any shapes the model maps between, first axis n).
@@ -134,46 +288,12 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     SGHMC noise from its own generator, as it would trained alone.
     Training runs on :func:`~pibench.methods.device.current_device`, its minibatches and SGHMC noise
     drawn there (:func:`~pibench.methods.device.task_generator`); the model and the masks are handed
-    back on the CPU.
+    back on the CPU. ``info``, if given, gets ``train_step``: how the units ran (:class:`PATraining`).
     """
-    settings.check()
-    if len(y) < 2:
-        raise ValueError("PA needs at least 2 training points.")
-    device = current_device()
-    model.to(device)
-    X, y = X.to(device), y.to(device)
-    seeds: list[int] | None
-    if isinstance(seed, Sequence):
-        seeds = [int(s) for s in seed]
-        if not seeds:
-            raise ValueError("seed is an empty sequence: give one seed, or one per member of the stack.")
-        first_seed = seeds[0]
-    else:
-        seeds, first_seed = None, int(seed)
-    generator = [task_generator(s) for s in seeds] if seeds else task_generator(first_seed)
-    schedule = settings.schedule()
-    opt = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
-                generator=generator)
-    adam = torch.optim.Adam(model.parameters(), lr=settings.lr) if settings.initial_optimizer == "adam" else None
+    training = PATraining(model, X, y, settings, seed)
     for t in range(settings.epochs):
-        annealing = schedule.phase(t) != "initial"
-        opt.set_temperature(schedule.temperature(t) if annealing else 0.0)
-        _train_unit(model, adam if adam is not None and not annealing else opt, X, y, settings, generator,
-                    prior=settings.prior(schedule.s0(t)), prior_weight=schedule.prior_weight(t))
-    threshold = settings.prior(settings.s0_end).threshold()
-    masks = {}
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            masks[name] = p.abs() > threshold
-            p.mul_(masks[name])
-    masks = live_masks(model, masks, X, torch.Generator().manual_seed(first_seed))
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            p.mul_(masks[name])
-    params = dict(model.named_parameters())
-    refine = SGHMC(model.parameters(), lr=settings.lr, momentum=settings.momentum, temperature=0.0, n=len(y),
-                   masks={params[k]: m for k, m in masks.items()})
-    for _ in range(settings.refine_epochs):
-        _train_unit(model, refine, X, y, settings, generator)
-    model.to(torch.device("cpu"))
-    return {name: mask.cpu() for name, mask in masks.items()}
+        training.unit(t)
+    masks = training.sparsify_and_refine()
+    if info is not None:
+        info["train_step"] = training.step_mode
+    return masks

@@ -1,0 +1,373 @@
+"""The one prepared command for a GPU session: every check and table that needs a GPU, in one run.
+
+Here, once, to fill the carried folder ``.device/`` (git-ignored) with what a bare GPU
+machine lacks (the staged data files and wheels of the dependencies its image does not
+hold)::
+
+    python -m pibench.benchmarks.device_run stage --data-dir ../shared/data
+
+There (the device tool's ``run``, ``carry = [".device"]``), in the repository root::
+
+    bash benchmarks/device_run.sh                      # every stage, within --budget seconds
+    bash benchmarks/device_run.sh --stages sets_eeg100 fesp --resume .device/resume/*.tar.gz
+
+Stages, in order, each in its own process group under its own time limit (a stage that
+outruns it is stopped, the rest go on): ``env`` (torch, CUDA, the GPU), ``tests`` (the
+CUDA tests), ``perf_device`` (CPU and GPU columns side by side), ``profile`` (one PA-RNN
+iteration under ``torch.profiler``), ``ar_order_paper``, ``sets_eeg100`` and ``fesp``
+(``pibench run --device cuda`` of each suite, then ``pibench report``). Each stage's wall
+time and the GPU's peak memory in use while it ran (``nvidia-smi``, every 0.25 s) go into
+``OUT/device_run.md`` and ``OUT/device_run.json``, rewritten after every stage; every log
+into ``OUT/logs.tar.gz``; each suite's result store into ``OUT/stores-<suite>.tar.gz``,
+which ``--resume`` takes back (a store's finished tasks are not run again).
+
+``--dry-run`` runs the same stages on the CPU at tiny sizes (tiny variants of the suites,
+:mod:`pibench.benchmarks.tiny_suite`; the smallest perf figure; a 16-unit profile), so
+that the command is tested where CI runs (tests/test_device_run.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CARRY_DIR = ".device"
+#: dependencies of pibench that the GPU machine's image does not hold (device README, KINDS.md)
+MISSING_THERE = ("mapie", "arch")
+#: the datasets the stages read
+STAGED_DATASETS = ("fesp", "eeg")
+#: the GPU machine's Python, for which wheels are fetched
+DEVICE_PYTHON = "3.12"
+MANYLINUX = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
+SUITES = ("ar_order_paper", "sets_eeg100", "fesp")
+TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage: its name, what it shows, and the most seconds it may take."""
+
+    name: str
+    limit_s: int
+    what: str
+
+
+STAGES = (
+    Stage("env", 30, "torch, CUDA and the GPU"),
+    Stage("tests", 150, "the CUDA tests (tests/test_device.py, tests/test_pa_rnn_cell.py, tests/test_pa_graphs.py)"),
+    Stage("perf_device", 150, "perf_device, CPU and GPU columns"),
+    Stage("profile", 60, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
+    Stage("ar_order_paper", 300, "the order-selection table at width 1,000 (target: 5 min)"),
+    Stage("sets_eeg100", 300, "the EEG LSTM-100 table (target: 5 min)"),
+    Stage("fesp", 120, "fesp paper-scale with --device cuda (target: 30 s)"),
+)
+STAGE_NAMES = tuple(stage.name for stage in STAGES)
+
+_ENV_SCRIPT = """
+import os, platform, torch
+print('python', platform.python_version(), '| torch', torch.__version__, '| CPU cores', os.cpu_count())
+print('CUDA available:', torch.cuda.is_available(), '| CUDA', torch.version.cuda)
+if torch.cuda.is_available():
+    p = torch.cuda.get_device_properties(0)
+    print('GPU:', p.name, '| capability', f'{p.major}.{p.minor}', '| memory', round(p.total_memory / 2**30, 1), 'GiB',
+          '| multiprocessors', p.multi_processor_count)
+import pibench; print('pibench', pibench.__version__)
+"""
+
+
+@dataclass
+class StageResult:
+    """What one stage did: status is ok, failed (rc), timed out, or skipped (with the reason)."""
+
+    name: str
+    status: str
+    wall_s: float = 0.0
+    limit_s: float = 0.0
+    peak_gpu_mib: float | None = None
+    commands: list[str] = field(default_factory=list)
+    tail: str = ""
+    report: str = ""
+
+
+class GpuMemoryWatch:
+    """The most GPU memory in use (MiB, all processes) while it is entered: nvidia-smi every 0.25 s.
+    ``peak`` is None where there is no nvidia-smi (a CPU machine)."""
+
+    def __init__(self) -> None:
+        self.peak: float | None = None
+        self._proc: subprocess.Popen | None = None
+        self._reader: threading.Thread | None = None
+
+    def __enter__(self) -> GpuMemoryWatch:
+        if shutil.which("nvidia-smi"):
+            self._proc = subprocess.Popen(
+                ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", "-lms", "250"],
+                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            self._reader = threading.Thread(target=self._read, daemon=True)
+            self._reader.start()
+        return self
+
+    def _read(self) -> None:
+        assert self._proc is not None and self._proc.stdout is not None
+        for line in self._proc.stdout:
+            try:
+                used = float(line.strip().split(",")[0])
+            except ValueError:
+                continue
+            self.peak = used if self.peak is None else max(self.peak, used)
+
+    def __exit__(self, *exc) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            self._proc.wait(timeout=10)
+            if self._reader is not None:
+                self._reader.join(timeout=5)
+
+
+def _run_limited(argv: Sequence[str], log: Path, limit_s: float, env: dict) -> tuple[int | None, float]:
+    """Run ``argv`` in its own process group, output appended to ``log``; stop the whole group after
+    ``limit_s`` seconds (SIGTERM, then SIGKILL). Returns (exit status or None if stopped, seconds)."""
+    tic = time.perf_counter()
+    with open(log, "a", encoding="utf-8") as out:
+        out.write(f"$ {' '.join(argv)}\n")
+        out.flush()
+        proc = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env,
+                                start_new_session=True)
+        try:
+            rc: int | None = proc.wait(timeout=max(limit_s, 1))
+        except subprocess.TimeoutExpired:
+            for sig, grace in ((signal.SIGTERM, 15), (signal.SIGKILL, 15)):
+                try:
+                    os.killpg(proc.pid, sig)
+                except ProcessLookupError:
+                    break
+                try:
+                    proc.wait(timeout=grace)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+            rc = None
+            out.write(f"\n[device_run] stopped after {limit_s:.0f} s (its limit)\n")
+    return rc, time.perf_counter() - tic
+
+
+def _tail(log: Path, lines: int = TAIL_LINES) -> str:
+    if not log.is_file():
+        return ""
+    return "\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+
+
+class DeviceRun:
+    """The stages of one prepared run (module doc), their results and what goes to ``out``."""
+
+    def __init__(self, out: Path, work: Path, *, budget_s: float, dry_run: bool, jobs: int, python: str) -> None:
+        self.out, self.work, self.budget_s, self.dry_run = out, work, budget_s, dry_run
+        self.jobs, self.python = jobs, python
+        self.logs, self.stores, self.suites = work / "logs", work / "stores", work / "suites"
+        for folder in (out, self.logs, self.stores, self.suites):
+            folder.mkdir(parents=True, exist_ok=True)
+        self.results: list[StageResult] = []
+        self.started = time.perf_counter()
+        self.env = dict(os.environ, PYTHONUNBUFFERED="1")
+
+    # what each stage runs --------------------------------------------------------------------------------
+    def _pibench(self, *args: str) -> list[str]:
+        return [self.python, "-m", "pibench", *args]
+
+    def _suite_file(self, suite: str) -> str:
+        if not self.dry_run:
+            return suite
+        from pibench.benchmarks.tiny_suite import write_tiny_suite
+        return str(write_tiny_suite(suite, self.suites / f"{suite}.toml"))
+
+    def commands(self, stage: str) -> list[list[str]]:
+        """The commands of ``stage``, in order (the report runs even when the suite's run was stopped)."""
+        py, dry = self.python, self.dry_run
+        if stage == "env":
+            return [[py, "-c", _ENV_SCRIPT]] + ([["nvidia-smi"]] if shutil.which("nvidia-smi") else [])
+        if stage == "tests":
+            files = ["tests/test_device.py", "tests/test_pa_rnn_cell.py", "tests/test_pa_graphs.py"]
+            return [[py, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files,
+                     *(["-k", "cuda"] if dry else [])]]
+        if stage == "perf_device":
+            return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]
+        if stage == "profile":
+            small = ["--hidden", "16", "--iterations", "3"] if dry else []
+            return [[py, "-m", "pibench.benchmarks.profile_pa", *small]]
+        if stage in SUITES:
+            store = str(self.stores / stage)
+            device = "auto" if dry else "cuda"
+            jobs = str(min(self.jobs, 2) if dry else self.jobs)
+            return [self._pibench("run", "--suite", self._suite_file(stage), "--device", device, "-j", jobs,
+                                  "--results-dir", store, "--no-progress"),
+                    self._pibench("report", "--results-dir", store)]
+        raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_NAMES)}")
+
+    # running -------------------------------------------------------------------------------------------
+    def remaining(self) -> float:
+        return self.budget_s - (time.perf_counter() - self.started)
+
+    def run_stage(self, stage: Stage) -> StageResult:
+        log = self.logs / f"{stage.name}.log"
+        limit = min(stage.limit_s, self.remaining() - 10)
+        if limit < 10:
+            result = StageResult(stage.name, f"skipped: {self.remaining():.0f} s of the budget left", limit_s=0)
+            self._record(result)
+            return result
+        commands = self.commands(stage.name)
+        result = StageResult(stage.name, "ok", limit_s=round(limit), commands=[" ".join(c) for c in commands])
+        print(f"[device_run] {stage.name}: {stage.what} (limit {limit:.0f} s)", flush=True)
+        tic = time.perf_counter()
+        report_ok = False
+        with GpuMemoryWatch() as watch:
+            for i, argv in enumerate(commands):
+                is_report = stage.name in SUITES and i == len(commands) - 1
+                left = limit - (time.perf_counter() - tic)
+                rc, _ = _run_limited(argv, log, max(left, 60) if is_report else left, self.env)
+                report_ok = is_report and rc == 0
+                if result.status == "ok" and rc != 0:
+                    result.status = f"timed out (limit {limit:.0f} s)" if rc is None else f"failed (exit {rc})"
+                    if stage.name not in SUITES:
+                        break
+        result.wall_s = round(time.perf_counter() - tic, 1)
+        result.peak_gpu_mib = watch.peak
+        result.tail = _tail(log)
+        if report_ok:  # the tables of what finished (all of it, or what a stopped run left); the run's end
+            result.report, result.tail = self._split_report(log)
+            self._pack(f"stores-{stage.name}.tar.gz", self.stores / stage.name)
+        self._record(result)
+        print(f"[device_run] {stage.name}: {result.status}, {result.wall_s:.1f} s"
+              + (f", peak GPU memory {result.peak_gpu_mib:.0f} MiB" if result.peak_gpu_mib is not None else ""),
+              flush=True)
+        return result
+
+    @staticmethod
+    def _split_report(log: Path) -> tuple[str, str]:
+        """The last command's output in the stage's log (`pibench report`: its tables), and the tail of
+        what came before it (the run's end)."""
+        text = log.read_text(encoding="utf-8", errors="replace")
+        cut = text.rfind("\n$ ") + 1
+        return text[cut:], "\n".join(text[:cut].splitlines()[-TAIL_LINES:])
+
+    def _pack(self, name: str, folder: Path) -> None:
+        if not folder.is_dir():
+            return
+        with tarfile.open(self.out / name, "w:gz") as tar:
+            tar.add(folder, arcname=folder.name)
+
+    def _record(self, result: StageResult) -> None:
+        self.results = [r for r in self.results if r.name != result.name] + [result]
+        self._pack("logs.tar.gz", self.logs)
+        payload = {"dry_run": self.dry_run, "budget_s": self.budget_s, "jobs": self.jobs,
+                   "elapsed_s": round(time.perf_counter() - self.started, 1),
+                   "stages": [asdict(r) for r in self.results]}
+        (self.out / "device_run.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
+        (self.out / "device_run.md").write_text(self.markdown(), encoding="utf-8")
+
+    def markdown(self) -> str:
+        """The summary: one row per stage, then each stage's report tables (suites) or output tail."""
+        mode = "dry run on the CPU, tiny sizes" if self.dry_run else "full"
+        elapsed = time.perf_counter() - self.started
+        lines = [f"# device_run ({mode}): {elapsed:.0f} s of a {self.budget_s:.0f} s budget", "",
+                 "| stage | status | wall s | limit s | peak GPU memory MiB |", "| --- | --- | ---: | ---: | ---: |"]
+        for r in self.results:
+            peak = "-" if r.peak_gpu_mib is None else f"{r.peak_gpu_mib:.0f}"
+            lines.append(f"| {r.name} | {r.status} | {r.wall_s:.1f} | {r.limit_s:.0f} | {peak} |")
+        for r in self.results:
+            shown = r.tail if not r.report else r.report if r.status == "ok" else f"{r.tail}\n\n{r.report}"
+            lines += ["", f"## {r.name}", "", *(f"`{c}`" for c in r.commands), "", "```", shown, "```"]
+        return "\n".join(lines) + "\n"
+
+    def resume(self, archives: Sequence[Path]) -> None:
+        """Unpack stores of an earlier run (``stores-<suite>.tar.gz``) so their finished tasks are kept."""
+        for archive in archives:
+            with tarfile.open(archive, "r:gz") as tar:
+                tar.extractall(self.stores, filter="data")
+            print(f"[device_run] resumed from {archive}", flush=True)
+
+
+# staging (on the developer's machine) ----------------------------------------------------------------
+def stage_carry(data_dir: str | None, dest: Path, wheels: bool = True) -> list[Path]:
+    """Copy the stages' data files into ``dest/data`` and fetch wheels of :data:`MISSING_THERE` (the
+    versions installed here, for the GPU machine's Python) into ``dest/wheels``. Returns what was staged."""
+    from importlib.metadata import version
+
+    from pibench.data_loaders.paths import DATASET_FILES, locate
+
+    staged = []
+    for key in STAGED_DATASETS:
+        source = Path(locate(key, data_dir))
+        target = dest / "data" / DATASET_FILES[key].relpath
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        staged.append(target)
+    if wheels:
+        folder = dest / "wheels"
+        folder.mkdir(parents=True, exist_ok=True)
+        platforms = [arg for p in MANYLINUX for arg in ("--platform", p)]
+        for name in MISSING_THERE:
+            subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                            "--python-version", DEVICE_PYTHON, "--implementation", "cp", *platforms,
+                            "-d", str(folder), f"{name}=={version(name)}"], check=True)
+        staged += sorted(folder.glob("*.whl"))
+    return staged
+
+
+def _size_mib(paths: Sequence[Path]) -> float:
+    return sum(p.stat().st_size for p in paths) / 2**20
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="verb", required=True)
+    stage = sub.add_parser("stage", help="here: fill the carried folder with data files and wheels")
+    stage.add_argument("--data-dir", default=None, help="where the data files are (default: $PIBENCH_DATA, ...)")
+    stage.add_argument("--dest", default=str(REPO / CARRY_DIR), help=f"the carried folder (default {CARRY_DIR})")
+    stage.add_argument("--no-wheels", action="store_true", help="stage the data files only")
+    run = sub.add_parser("run", help="there: run the stages")
+    run.add_argument("--out", required=True, help="where the summary, logs and stores go (the device tool's $OUT)")
+    run.add_argument("--work", default=None, help="scratch folder (default: a fresh one under /tmp)")
+    run.add_argument("--stages", nargs="+", choices=STAGE_NAMES, default=list(STAGE_NAMES),
+                     help="which stages (default: all, in order)")
+    run.add_argument("--budget", type=float, default=560.0,
+                     help="seconds for all stages together (default 560: a 600 s device command with room to pack)")
+    run.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 12),
+                     help="pibench workers for the suites (default: the cores, at most 12)")
+    run.add_argument("--resume", nargs="*", default=[], type=Path, help="stores-<suite>.tar.gz of an earlier run")
+    run.add_argument("--dry-run", action="store_true", help="the same stages on the CPU at tiny sizes (CI)")
+    args = parser.parse_args(argv)
+    if args.verb == "stage":
+        staged = stage_carry(args.data_dir, Path(args.dest), wheels=not args.no_wheels)
+        print(f"staged {len(staged)} files ({_size_mib(staged):.1f} MiB) in {args.dest}; on the GPU machine: "
+              f'run(command="bash benchmarks/device_run.sh", carry=["{CARRY_DIR}"], timeout_s=600)')
+        return 0
+    missing = [str(a) for a in args.resume if not Path(a).is_file()]
+    if missing:
+        parser.error(f"--resume: no such file {', '.join(missing)}")
+    if args.budget <= 0 or args.jobs < 1:
+        parser.error("--budget must be > 0 seconds and -j at least 1")
+    work = Path(args.work) if args.work else Path(f"/tmp/pibench-device-run-{os.getpid()}")
+    runner = DeviceRun(Path(args.out), work, budget_s=args.budget, dry_run=args.dry_run, jobs=args.jobs,
+                       python=sys.executable)
+    runner.resume(args.resume)
+    for stage_def in STAGES:
+        if stage_def.name in args.stages:
+            runner.run_stage(stage_def)
+    print(runner.markdown(), flush=True)
+    return 0 if all(r.status == "ok" for r in runner.results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""The GPU session's prepared command (benchmarks/device_run.sh and .py) in its CPU dry run, so it cannot rot:
+every stage runs through the same code and files as on a GPU, at tiny sizes (benchmarks/tiny_suite.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+from pibench.benchmarks.device_run import REPO, STAGE_NAMES, DeviceRun, Stage, _run_limited
+from pibench.benchmarks.suite import load_suite
+from pibench.benchmarks.tiny_suite import tiny_suite, to_toml
+from pibench.data_loaders.paths import DATASET_FILES
+
+#: what the device tool brings back from $OUT: at most 8 files, names of letters, digits, '.', '_', '-'
+OUT_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def _script(args: list[str], out: Path, carry: Path, timeout: int = 500) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PIBENCH_DATA"}  # the script finds the carried data
+    env.update(OUT=str(out), PIBENCH_PYTHON=sys.executable, PIBENCH_CARRY=str(carry))
+    return subprocess.run(["bash", str(REPO / "benchmarks" / "device_run.sh"), *args], env=env, cwd=REPO,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def dry_run(shared_data_dir, tmp_path_factory):
+    """Stage the carried folder (data only: no network in tests), then the whole prepared command, dry."""
+    root = tmp_path_factory.mktemp("device_run")
+    carry, out = root / "carry", root / "out"
+    staged = subprocess.run([sys.executable, "-m", "pibench.benchmarks.device_run", "stage", "--no-wheels",
+                             "--data-dir", str(shared_data_dir), "--dest", str(carry)],
+                            capture_output=True, text=True, timeout=120)
+    assert staged.returncode == 0, staged.stderr
+    done = _script(["--dry-run", "--work", str(root / "work"), "--budget", "500"], out, carry)
+    return root, carry, out, done
+
+
+def test_the_dry_run_runs_every_stage_and_brings_back_what_the_device_tool_can(dry_run):
+    root, carry, out, done = dry_run
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for key in ("fesp", "eeg"):
+        assert (carry / "data" / DATASET_FILES[key].relpath).is_file()
+    summary = json.loads((out / "device_run.json").read_text())
+    assert summary["dry_run"] is True
+    assert [s["name"] for s in summary["stages"]] == list(STAGE_NAMES)
+    assert all(s["status"] == "ok" for s in summary["stages"]), [(s["name"], s["status"]) for s in summary["stages"]]
+    files = sorted(p.name for p in out.iterdir())
+    assert len(files) <= 8 and all(OUT_NAME.match(f) and (out / f).is_file() for f in files), files
+    assert files == ["device_run.json", "device_run.md", "logs.tar.gz", "stores-ar_order_paper.tar.gz",
+                     "stores-fesp.tar.gz", "stores-sets_eeg100.tar.gz"]
+    md = (out / "device_run.md").read_text()
+    # the paper's tables, side by side with its values, for each suite; the profile's counts
+    for title in ("Order selection (ar_order_paper): measured vs paper", "EEG, larger model (LSTM-100)",
+                  "fesp: measured vs paper", "GPU busy ms"):
+        assert title in md, title
+    with tarfile.open(out / "logs.tar.gz") as tar:
+        assert {f"logs/{name}.log" for name in STAGE_NAMES} <= set(tar.getnames())
+
+
+def test_resume_keeps_the_finished_tasks(dry_run, tmp_path):
+    root, carry, out, _ = dry_run
+    again = _script(["--dry-run", "--stages", "ar_order_paper", "--work", str(tmp_path / "work"),
+                     "--resume", str(out / "stores-ar_order_paper.tar.gz")], tmp_path / "out", carry)
+    assert again.returncode == 0, again.stdout[-3000:]
+    log = (tmp_path / "work" / "logs" / "ar_order_paper.log").read_text()
+    assert re.search(r"ran 0, skipped [1-9]\d* already finished", log), log[-2000:]
+
+
+def test_a_stage_past_its_limit_is_stopped_with_every_process_it_started(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    tic = time.perf_counter()
+    rc, _ = _run_limited(["bash", "-c", f"sleep 120 & echo $! > {pid_file}; wait"], tmp_path / "log", 2,
+                         dict(os.environ))
+    assert rc is None and time.perf_counter() - tic < 30
+    child = int(pid_file.read_text())
+    status = Path(f"/proc/{child}/status")
+    assert not status.exists() or "State:\tZ" in status.read_text()  # gone (or a zombie awaiting its reaper)
+    assert "stopped after 2 s (its limit)" in (tmp_path / "log").read_text()
+
+
+def test_stages_that_the_budget_cannot_hold_are_skipped_with_the_reason(tmp_path):
+    run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=30, dry_run=True, jobs=1, python=sys.executable)
+    first = run.run_stage(Stage("env", 60, "torch"))
+    run.started -= 25  # as if the first stage had taken 25 s more: under 20 s of the budget are left
+    second = run.run_stage(Stage("profile", 60, "profile"))
+    assert first.status == "ok" and first.limit_s == 20  # the budget less 10 s, not the stage's 60
+    assert second.status.startswith("skipped:") and "of the budget left" in second.status
+    assert "| profile | skipped" in (tmp_path / "out" / "device_run.md").read_text()
+
+
+@pytest.mark.parametrize("suite", ["ar_order_paper", "sets_eeg100", "fesp"])
+def test_the_tiny_variant_keeps_the_quick_suite_and_shrinks_its_sizes(suite, tmp_path):
+    quick, tiny = load_suite(suite, quick=True), tiny_suite(suite)
+    assert [(d["name"], d.get("label")) for d in tiny["datasets"]] == \
+        [(d["name"], d.get("label")) for d in quick["datasets"]]
+    assert {(m["name"], m.get("setting")) for m in tiny["methods"]} <= {(m["name"], m.get("setting"))
+                                                                      for m in quick["methods"]}
+    assert len(tiny["seeds"]) == 1
+    for entry in tiny["datasets"] + tiny["methods"]:
+        params = entry.get("params", {})
+        assert params.get("hidden", 0) <= 8 and params.get("epochs", 0) <= 3 and params.get("iterations", 0) <= 30
+        assert params.get("n_train", 0) <= 300 and params.get("n_test", 0) <= 60
+        if "T1" in params:
+            assert 0 <= params["T1"] <= params["T2"] <= params["T3"] <= params.get("iterations", params.get("epochs"))
+    path = tmp_path / f"{suite}.toml"
+    path.write_text(to_toml(tiny))
+    assert load_suite(path)["methods"] == tiny["methods"]  # the written file reads back as the same suite
