@@ -48,6 +48,11 @@ CARRY_DIR = ".device"
 MISSING_THERE = ("mapie", "arch")
 #: the datasets the stages read
 STAGED_DATASETS = ("fesp", "eeg")
+#: the dataset each suite stage reads (the other stages read none)
+STAGE_DATA = {"sets_eeg100": "eeg", "fesp": "fesp"}
+#: what pibench imports (its dependencies by import name): checked before any stage starts
+IMPORTS = ("torch", "numpy", "pandas", "scipy", "sklearn", "statsmodels", "joblib", "seaborn", "pyarrow", "tqdm",
+           "threadpoolctl", "cloudpickle", "mapie", "arch")
 #: the GPU machine's Python, for which wheels are fetched
 DEVICE_PYTHON = "3.12"
 MANYLINUX = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
@@ -222,8 +227,11 @@ class DeviceRun:
     def run_stage(self, stage: Stage) -> StageResult:
         log = self.logs / f"{stage.name}.log"
         limit = min(stage.limit_s, self.remaining() - 10)
-        if limit < 10:
-            result = StageResult(stage.name, f"skipped: {self.remaining():.0f} s of the budget left", limit_s=0)
+        missing = _missing_data(stage.name)
+        if limit < 10 or missing:
+            why = missing or f"{self.remaining():.0f} s of the budget left"
+            result = StageResult(stage.name, f"skipped: {why}", limit_s=0)
+            print(f"[device_run] {stage.name}: {result.status}", flush=True)
             self._record(result)
             return result
         commands = self.commands(stage.name)
@@ -298,6 +306,35 @@ class DeviceRun:
             print(f"[device_run] resumed from {archive}", flush=True)
 
 
+def _missing_data(stage: str) -> str:
+    """Why ``stage`` cannot find its data file ('' when it can, or reads none)."""
+    if stage not in STAGE_DATA:
+        return ""
+    from pibench.data_loaders.paths import DataNotFoundError, locate
+    try:
+        locate(STAGE_DATA[stage])
+    except DataNotFoundError:
+        return (f"its data file ({STAGE_DATA[stage]}) is not staged: run `python -m pibench.benchmarks.device_run "
+                f"stage` where the data are, and carry {CARRY_DIR}")
+    return ""
+
+
+def preflight(dry_run: bool) -> list[str]:
+    """What stops every stage before one starts: a module pibench imports that is missing (the carried
+    wheels were not staged or installed), or no GPU for a full run."""
+    import importlib.util
+    problems = [f"module {name!r} is missing" for name in IMPORTS if importlib.util.find_spec(name) is None]
+    if problems:
+        problems.append(f"stage the wheels here (`python -m pibench.benchmarks.device_run stage`), carry {CARRY_DIR}, "
+                        "and start the run with `bash benchmarks/device_run.sh` (it installs them)")
+    elif not dry_run:
+        import torch
+        if not torch.cuda.is_available():
+            problems.append(f"torch {torch.__version__} sees no CUDA device: a full run needs a GPU (--dry-run runs "
+                            "the stages at tiny sizes on the CPU)")
+    return problems
+
+
 # staging (on the developer's machine) ----------------------------------------------------------------
 def stage_carry(data_dir: str | None, dest: Path, wheels: bool = True) -> list[Path]:
     """Copy the stages' data files into ``dest/data`` and fetch wheels of :data:`MISSING_THERE` (the
@@ -358,6 +395,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--resume: no such file {', '.join(missing)}")
     if args.budget <= 0 or args.jobs < 1:
         parser.error("--budget must be > 0 seconds and -j at least 1")
+    problems = preflight(args.dry_run)
+    if problems:
+        print("device_run: nothing was run:\n  " + "\n  ".join(problems), file=sys.stderr)
+        return 2
     work = Path(args.work) if args.work else Path(f"/tmp/pibench-device-run-{os.getpid()}")
     runner = DeviceRun(Path(args.out), work, budget_s=args.budget, dry_run=args.dry_run, jobs=args.jobs,
                        python=sys.executable)

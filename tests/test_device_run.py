@@ -113,3 +113,20 @@ def test_the_tiny_variant_keeps_the_quick_suite_and_shrinks_its_sizes(suite, tmp
     path = tmp_path / f"{suite}.toml"
     path.write_text(to_toml(tiny))
     assert load_suite(path)["methods"] == tiny["methods"]  # the written file reads back as the same suite
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="checks the refusal on a machine without a GPU")
+def test_a_full_run_without_a_gpu_stops_before_any_stage_with_the_fix(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "pibench.benchmarks.device_run", "run", "--out", str(tmp_path / "out"),
+                           "--work", str(tmp_path / "work")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "sees no CUDA device" in done.stderr and "--dry-run" in done.stderr
+    assert not (tmp_path / "work").exists()
+
+
+def test_a_stage_whose_data_are_not_staged_is_skipped_with_how_to_stage_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("PIBENCH_DATA", str(tmp_path / "empty"))
+    run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=100, dry_run=True, jobs=1, python=sys.executable)
+    result = run.run_stage(Stage("sets_eeg100", 60, "eeg"))
+    assert result.status.startswith("skipped: its data file (eeg) is not staged")
+    assert "device_run stage" in result.status
