@@ -65,15 +65,40 @@ def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = T
     return DieboldMariano(mean, mean - half, mean + half, float(statistic), p, n)
 
 
+def _degenerate_pairs(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the columns of ``losses`` (n, k): each column's representative among exact duplicates (the
+    first of them), and which columns are worse than another by the same amount at every unit. Their loss
+    differences have zero variance, which the MCS statistic divides by."""
+    k = losses.shape[1]
+    representative, dominated = np.arange(k), np.zeros(k, dtype=bool)
+    for j in range(k):
+        for i in range(j):
+            d = losses[:, j] - losses[:, i]
+            if np.ptp(d) != 0:
+                continue
+            if d[0] == 0:
+                representative[j] = representative[i]
+            else:
+                dominated[j if d[0] > 0 else i] = True
+    return representative, dominated
+
+
 def model_confidence_set(losses: np.ndarray, block: int, seed: int, level: float = MCS_LEVEL,
                          reps: int = 1000) -> np.ndarray:
-    """(k,) booleans: which of the k columns of ``losses`` (n, k) are in the MCS at ``level``."""
+    """(k,) booleans: which of the k columns of ``losses`` (n, k) are in the MCS at ``level``.
+
+    Columns equal at every unit (two settings that select the same model) share one place in the
+    MCS and its verdict; a column worse than another by the same amount at every unit is out. The
+    MCS runs on the rest (with one column left, that one is in)."""
     k = losses.shape[1]
-    if k == 1:
-        return np.ones(1, dtype=bool)
-    mcs = MCS(losses, size=1 - level, reps=reps, block_size=max(1, int(block)), method="R",
-              bootstrap="stationary", seed=np.random.default_rng(seed))
-    mcs.compute()
+    representative, dominated = _degenerate_pairs(losses)
+    candidates = np.flatnonzero((representative == np.arange(k)) & ~dominated)
     kept = np.zeros(k, dtype=bool)
-    kept[np.asarray(mcs.included, dtype=int)] = True
-    return kept
+    if len(candidates) == 1:
+        kept[candidates] = True
+    else:
+        mcs = MCS(losses[:, candidates], size=1 - level, reps=reps, block_size=max(1, int(block)), method="R",
+                  bootstrap="stationary", seed=np.random.default_rng(seed))
+        mcs.compute()
+        kept[candidates[np.asarray(mcs.included, dtype=int)]] = True
+    return kept[representative] & ~dominated[representative]

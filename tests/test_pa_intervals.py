@@ -392,3 +392,24 @@ def test_the_dense_budget_reads_the_device():
     assert 0 < free < 2**50
     assert abs(memory_budget(torch.device("cpu")) - free // 2) < 2**28  # half the free memory (it moves a little)
     assert memory_budget(torch.device("cpu"), 1.5) == int(1.5 * 2**30)
+
+
+def test_dense_formation_is_one_process_at_a_time_on_a_shared_lock(tmp_path):
+    """The GPU's dense-curvature lock (curvature.exclusive): two processes never hold it at once."""
+    import subprocess
+    import sys
+    script = ("import sys, time; from pathlib import Path; from pibench.methods.pa.curvature import exclusive\n"
+              "with exclusive(Path(sys.argv[1])):\n"
+              "    t0 = time.time(); time.sleep(1.0); print(t0, time.time())\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "gpu.lock")], stdout=subprocess.PIPE,
+                              text=True) for _ in range(2)]
+    (a0, a1), (b0, b1) = sorted(tuple(map(float, p.communicate(timeout=60)[0].split())) for p in procs)
+    assert a1 <= b0, "both processes held the lock at once"
+
+
+def test_the_dense_lock_is_nothing_on_the_cpu(tmp_path, monkeypatch):
+    from pibench.methods.pa.curvature import one_dense_at_a_time
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    with one_dense_at_a_time(torch.device("cpu")):
+        pass
+    assert not list(tmp_path.iterdir())

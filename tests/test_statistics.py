@@ -124,6 +124,23 @@ def test_the_mcs_keeps_the_true_best():
     assert kept[0] and not kept[2] and not kept[3]
 
 
+def test_the_mcs_takes_rows_equal_at_every_unit_as_one_and_drops_rows_worse_by_a_constant():
+    """Two settings that select the same model give equal losses (ar_order's AutoReg AIC and BIC often do):
+    arch's MCS divides by the zero variance of their difference and fails. Here duplicates share one verdict,
+    a row worse by the same amount everywhere is out, and the rest get the verdict they get without them."""
+    rng = np.random.default_rng(5)
+    n = 1000
+    common = rng.normal(size=n) ** 2
+    losses = np.column_stack([common + rng.normal(scale=0.3, size=n) + shift for shift in (0.0, 0.02, 0.5, 1.0)])
+    plain = model_confidence_set(losses, block=1, seed=0)
+    with_twins = np.column_stack([losses[:, 0], losses, losses[:, 2], losses[:, 1] + 0.01])
+    kept = model_confidence_set(with_twins, block=1, seed=0)
+    assert list(kept[1:5]) == list(plain)
+    assert kept[0] == kept[1] and kept[5] == kept[3]  # twins: one verdict
+    assert not kept[6]  # worse than row 1 by 0.01 at every unit
+    assert list(model_confidence_set(np.column_stack([common, common]), block=1, seed=0)) == [True, True]
+
+
 SUITE = """
 name = "stats"
 seeds = [0, 1]

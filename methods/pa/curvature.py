@@ -21,14 +21,22 @@ A = (1/n) sum_i sum_h J_ih J_ih' / sigma2_h over the R kept weights.
 
 :func:`memory_budget` is what the dense path may use: half the free memory of the
 device the matrices live on (``torch.cuda.mem_get_info`` on a GPU, ``MemAvailable``
-on the CPU), unless the caller gives a limit.
+on the CPU), unless the caller gives a limit. On a GPU that several workers share,
+:func:`one_dense_at_a_time` makes the choice and the dense matrices' formation one
+task at a time (a file lock per GPU), and hands the freed matrices back to the driver
+before the next task looks at the free memory: without it, tasks that look at once
+all see the same free memory, all go dense, and run out of it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch.func import jvp, vjp, vmap
@@ -56,6 +64,33 @@ def memory_budget(device: torch.device, max_matrix_gib: float | None = None) -> 
     if max_matrix_gib is not None:
         return int(max_matrix_gib * 2**30)
     return free_memory_bytes(device) // 2
+
+
+@contextmanager
+def exclusive(path: Path) -> Iterator[None]:
+    """An exclusive lock on the file ``path`` (created if need be), across processes, while it is entered."""
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@contextmanager
+def one_dense_at_a_time(device: torch.device) -> Iterator[None]:
+    """On a GPU: one process at a time in the block (the budget check and the dense matrices'
+    formation), the cached memory emptied at its end so the next one sees it free. On the CPU: nothing."""
+    if device.type != "cuda":
+        yield
+        return
+    props = torch.cuda.get_device_properties(device)
+    name = str(getattr(props, "uuid", device.index or 0))
+    with exclusive(Path(tempfile.gettempdir()) / f"pibench-dense-curvature-{name}.lock"):
+        try:
+            yield
+        finally:
+            torch.cuda.empty_cache()
 
 
 def dense_bytes(n_kept: int) -> int:

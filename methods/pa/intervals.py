@@ -62,7 +62,13 @@ from torch.func import functional_call, grad, jacrev, vmap
 
 from pibench.data_loaders.validation import check_alpha
 from pibench.methods.device import current_device
-from pibench.methods.pa.curvature import DenseCurvature, MatrixFreeCurvature, dense_bytes, memory_budget
+from pibench.methods.pa.curvature import (
+    DenseCurvature,
+    MatrixFreeCurvature,
+    dense_bytes,
+    memory_budget,
+    one_dense_at_a_time,
+)
 from pibench.methods.pa.joint_band import correlation, max_abs_normal_quantiles
 
 HessianKind = Literal["auto", "exact", "ggn"]
@@ -397,66 +403,70 @@ def fit_asymptotic_normal(
     R = flat.n_kept
     if R == 0:
         raise ValueError("the model keeps no weights")
-    budget = memory_budget(current_device(), max_matrix_gib)
-    dense = curvature == "dense" or (curvature == "auto" and dense_bytes(R) <= budget)
-    if curvature == "dense" and dense_bytes(R) > budget:
-        raise ValueError(
-            f"the model keeps {R} weights: its R x R curvature matrices need {dense_bytes(R) / 2**30:.1f} GiB, more "
-            f"than the {budget / 2**30:.3g} GiB allowed on {current_device()}; use curvature = 'matrix_free' (or "
-            "'auto'), sparsify more (longer annealing, a wider spike s0_init) or use a smaller network"
-        )
-    if not dense and hessian == "exact":
-        raise ValueError("the matrix-free curvature uses the Gauss-Newton matrix: give hessian = 'ggn' or 'auto', "
-                         "or curvature = 'dense'")
-    if R + dof_offset >= n * H:
-        raise ValueError(
-            f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows"
-            f"{f' x {H} outputs' if H > 1 else ''} (dof_offset = {dof_offset}); sparsify more or train on more data"
-        )
-    theta = flat.theta0
-    with torch.no_grad():
-        mu = torch.cat([flat.forward(theta, X[sl]) for sl in _chunks(n, chunk_size)])
-    if mu.shape != Y.shape:
-        raise ValueError(f"model output has shape {tuple(mu.shape)} (as (m, H)), y_train {tuple(Y.shape)}")
-    residuals = Y - mu
-    rss = residuals.square().sum(0)
-    cross = residuals.T @ residuals  # (H, H): its diagonal is rss; over dof, the noise covariance S
-    if not bool(torch.all(rss > 0)):
-        raise ValueError("zero training residuals: sigma2_hat = 0")
-    sigma2_ml = rss / n  # builds A; rescaled below once the rank is known
+    with one_dense_at_a_time(current_device()):
+        budget = memory_budget(current_device(), max_matrix_gib)
+        dense = curvature == "dense" or (curvature == "auto" and dense_bytes(R) <= budget)
+        if curvature == "dense" and dense_bytes(R) > budget:
+            raise ValueError(
+                f"the model keeps {R} weights: its R x R curvature matrices need {dense_bytes(R) / 2**30:.1f} GiB, "
+                f"more than the {budget / 2**30:.3g} GiB allowed on {current_device()}; use curvature = "
+                "'matrix_free' (or 'auto'), sparsify more (longer annealing, a wider spike s0_init) or use a smaller "
+                "network"
+            )
+        if not dense and hessian == "exact":
+            raise ValueError("the matrix-free curvature uses the Gauss-Newton matrix: give hessian = 'ggn' or "
+                             "'auto', or curvature = 'dense'")
+        if R + dof_offset >= n * H:
+            raise ValueError(
+                f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows"
+                f"{f' x {H} outputs' if H > 1 else ''} (dof_offset = {dof_offset}); sparsify more or train on more "
+                "data"
+            )
+        theta = flat.theta0
+        with torch.no_grad():
+            mu = torch.cat([flat.forward(theta, X[sl]) for sl in _chunks(n, chunk_size)])
+        if mu.shape != Y.shape:
+            raise ValueError(f"model output has shape {tuple(mu.shape)} (as (m, H)), y_train {tuple(Y.shape)}")
+        residuals = Y - mu
+        rss = residuals.square().sum(0)
+        cross = residuals.T @ residuals  # (H, H): its diagonal is rss; over dof, the noise covariance S
+        if not bool(torch.all(rss > 0)):
+            raise ValueError("zero training residuals: sigma2_hat = 0")
+        sigma2_ml = rss / n  # builds A; rescaled below once the rank is known
 
-    if not dense:
-        rank = R - flat.structural_nullity()
-        dof = n - (rank + dof_offset) / H
-        solver = MatrixFreeCurvature(flat.forward, functools.partial(flat.jacobian, chunk_size=None,
-                                                                     vmap_chunk=vmap_chunk),
-                                     theta, X, sigma2_ml, chunk_size=chunk_size, factor=n / dof)
-        return AsymptoticNormalIntervals(
-            flat=flat, theta=theta, curvature=solver, sigma2_hat=(rss / dof).cpu().numpy(), n_train=n,
-            n_kept=R, single_output=single, chunk_size=chunk_size, vmap_chunk=vmap_chunk,
-            noise_covariance=(cross / dof).cpu().numpy(),
-            diagnostics={"hessian": "ggn", "curvature": "matrix-free", "exact_not_pd": False, "fallback": None,
-                         "rank": rank, "rank_assumed": True, "cg": solver.stats},
-        )
-    kind = hessian if hessian != "auto" else ("exact" if R <= max_exact else "ggn")
-    exact_not_pd = False
-    if kind == "exact":
-        A = -flat.hessian(theta, X, Y, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
-        if hessian == "auto":
-            # Away from an exact optimum, -Hess l_n can have negative eigenvalues (curvature the
-            # pseudo-inverse would have to drop), so "auto" switches to the always-PSD
-            # Gauss-Newton matrix instead.
-            eig = torch.linalg.eigvalsh(A.detach())
-            exact_not_pd = bool(eig[0] < -eps * eig[-1])
-            if exact_not_pd:
-                kind = "ggn"
-                A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
-    else:
-        A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
-    a_inv, info = pseudo_inverse(A.detach(), eps)
-    dof = n - (info["rank"] + dof_offset) / H  # > 0: rank <= R < nH - dof_offset
-    sigma2 = rss / dof
-    a_inv = a_inv * (n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
+        if not dense:
+            rank = R - flat.structural_nullity()
+            dof = n - (rank + dof_offset) / H
+            solver = MatrixFreeCurvature(flat.forward, functools.partial(flat.jacobian, chunk_size=None,
+                                                                         vmap_chunk=vmap_chunk),
+                                         theta, X, sigma2_ml, chunk_size=chunk_size, factor=n / dof)
+            return AsymptoticNormalIntervals(
+                flat=flat, theta=theta, curvature=solver, sigma2_hat=(rss / dof).cpu().numpy(), n_train=n,
+                n_kept=R, single_output=single, chunk_size=chunk_size, vmap_chunk=vmap_chunk,
+                noise_covariance=(cross / dof).cpu().numpy(),
+                diagnostics={"hessian": "ggn", "curvature": "matrix-free", "exact_not_pd": False, "fallback": None,
+                             "rank": rank, "rank_assumed": True, "cg": solver.stats},
+            )
+        kind = hessian if hessian != "auto" else ("exact" if R <= max_exact else "ggn")
+        exact_not_pd = False
+        if kind == "exact":
+            A = -flat.hessian(theta, X, Y, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+            if hessian == "auto":
+                # Away from an exact optimum, -Hess l_n can have negative eigenvalues (curvature the
+                # pseudo-inverse would have to drop), so "auto" switches to the always-PSD
+                # Gauss-Newton matrix instead.
+                eig = torch.linalg.eigvalsh(A.detach())
+                exact_not_pd = bool(eig[0] < -eps * eig[-1])
+                if exact_not_pd:
+                    kind = "ggn"
+                    A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+        else:
+            A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+        a_inv, info = pseudo_inverse(A.detach(), eps)
+        del A  # freed before the lock is let go: the next task sees this memory free
+        dof = n - (info["rank"] + dof_offset) / H  # > 0: rank <= R < nH - dof_offset
+        sigma2 = rss / dof
+        a_inv.mul_(n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
     diagnostics = {"hessian": kind, "curvature": "dense", "exact_not_pd": exact_not_pd, **info}
     return AsymptoticNormalIntervals(
         flat=flat, theta=theta, curvature=DenseCurvature(a_inv), sigma2_hat=sigma2.cpu().numpy(), n_train=n,
