@@ -39,6 +39,7 @@ import tarfile
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -71,9 +72,9 @@ class Stage:
 
 STAGES = (
     Stage("env", 30, "torch, CUDA and the GPU"),
-    Stage("tests", 150, "the CUDA tests (tests/test_device.py, tests/test_pa_rnn_cell.py, tests/test_pa_graphs.py)"),
-    Stage("perf_device", 150, "perf_device, CPU and GPU columns"),
-    Stage("profile", 60, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
+    Stage("tests", 120, "the CUDA tests (tests/test_device.py, tests/test_pa_rnn_cell.py, tests/test_pa_graphs.py)"),
+    Stage("perf_device", 120, "perf_device, CPU and GPU columns"),
+    Stage("profile", 45, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
     Stage("ar_order_paper", 300, "the order-selection table at width 1,000 (target: 5 min)"),
     Stage("sets_eeg100", 300, "the EEG LSTM-100 table (target: 5 min)"),
     Stage("fesp", 120, "fesp paper-scale with --device cuda (target: 30 s)"),
@@ -102,6 +103,7 @@ class StageResult:
     limit_s: float = 0.0
     peak_gpu_mib: float | None = None
     commands: list[str] = field(default_factory=list)
+    beside: list[str] = field(default_factory=list)  # stages that ran at the same time (their wall time is shared)
     tail: str = ""
     report: str = ""
 
@@ -184,6 +186,7 @@ class DeviceRun:
         for folder in (out, self.logs, self.stores, self.suites):
             folder.mkdir(parents=True, exist_ok=True)
         self.results: list[StageResult] = []
+        self._lock = threading.Lock()
         self.started = time.perf_counter()
         self.env = dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -197,15 +200,15 @@ class DeviceRun:
         from pibench.benchmarks.tiny_suite import write_tiny_suite
         return str(write_tiny_suite(suite, self.suites / f"{suite}.toml"))
 
-    def commands(self, stage: str) -> list[list[str]]:
-        """The commands of ``stage``, in order (the report runs even when the suite's run was stopped)."""
+    def commands(self, stage: str, jobs: int | None = None) -> list[list[str]]:
+        """The commands of ``stage``, in order (the report runs even when the suite's run was stopped);
+        ``jobs``: the suite's workers (default ``self.jobs``)."""
         py, dry = self.python, self.dry_run
         if stage == "env":
             return [[py, "-c", _ENV_SCRIPT]] + ([["nvidia-smi"]] if shutil.which("nvidia-smi") else [])
         if stage == "tests":
             files = ["tests/test_device.py", "tests/test_pa_rnn_cell.py", "tests/test_pa_graphs.py"]
-            return [[py, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files,
-                     *(["-k", "cuda"] if dry else [])]]
+            return [[py, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
         if stage == "perf_device":
             return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]
         if stage == "profile":
@@ -214,8 +217,8 @@ class DeviceRun:
         if stage in SUITES:
             store = str(self.stores / stage)
             device = "auto" if dry else "cuda"
-            jobs = str(min(self.jobs, 2) if dry else self.jobs)
-            return [self._pibench("run", "--suite", self._suite_file(stage), "--device", device, "-j", jobs,
+            workers = str(min(jobs or self.jobs, 2) if dry else jobs or self.jobs)
+            return [self._pibench("run", "--suite", self._suite_file(stage), "--device", device, "-j", workers,
                                   "--results-dir", store, "--no-progress"),
                     self._pibench("report", "--results-dir", store)]
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_NAMES)}")
@@ -224,7 +227,8 @@ class DeviceRun:
     def remaining(self) -> float:
         return self.budget_s - (time.perf_counter() - self.started)
 
-    def run_stage(self, stage: Stage) -> StageResult:
+    def run_stage(self, stage: Stage, jobs: int | None = None, beside: Sequence[str] = ()) -> StageResult:
+        """Run one stage (``jobs``: a suite's workers; ``beside``: the stages running at the same time)."""
         log = self.logs / f"{stage.name}.log"
         limit = min(stage.limit_s, self.remaining() - 10)
         missing = _missing_data(stage.name)
@@ -234,8 +238,9 @@ class DeviceRun:
             print(f"[device_run] {stage.name}: {result.status}", flush=True)
             self._record(result)
             return result
-        commands = self.commands(stage.name)
-        result = StageResult(stage.name, "ok", limit_s=round(limit), commands=[" ".join(c) for c in commands])
+        commands = self.commands(stage.name, jobs)
+        result = StageResult(stage.name, "ok", limit_s=round(limit), commands=[" ".join(c) for c in commands],
+                             beside=list(beside))
         print(f"[device_run] {stage.name}: {stage.what} (limit {limit:.0f} s)", flush=True)
         tic = time.perf_counter()
         report_ok = False
@@ -275,8 +280,23 @@ class DeviceRun:
         with tarfile.open(self.out / name, "w:gz") as tar:
             tar.add(folder, arcname=folder.name)
 
+    def run_together(self, stages: Sequence[Stage]) -> list[StageResult]:
+        """Run ``stages`` side by side (threads, each its own processes), the workers split between them."""
+        jobs = max(1, self.jobs // max(len(stages), 1))
+        names = [s.name for s in stages]
+        with ThreadPoolExecutor(max_workers=max(len(stages), 1)) as pool:
+            futures = [pool.submit(self.run_stage, stage, jobs, [n for n in names if n != stage.name])
+                       for stage in stages]
+            return [f.result() for f in futures]
+
     def _record(self, result: StageResult) -> None:
-        self.results = [r for r in self.results if r.name != result.name] + [result]
+        with self._lock:
+            self._write(result)
+
+    def _write(self, result: StageResult) -> None:
+        order = {name: i for i, name in enumerate(STAGE_NAMES)}
+        self.results = sorted([r for r in self.results if r.name != result.name] + [result],
+                              key=lambda r: order.get(r.name, len(order)))
         self._pack("logs.tar.gz", self.logs)
         payload = {"dry_run": self.dry_run, "budget_s": self.budget_s, "jobs": self.jobs,
                    "elapsed_s": round(time.perf_counter() - self.started, 1),
@@ -292,7 +312,8 @@ class DeviceRun:
                  "| stage | status | wall s | limit s | peak GPU memory MiB |", "| --- | --- | ---: | ---: | ---: |"]
         for r in self.results:
             peak = "-" if r.peak_gpu_mib is None else f"{r.peak_gpu_mib:.0f}"
-            lines.append(f"| {r.name} | {r.status} | {r.wall_s:.1f} | {r.limit_s:.0f} | {peak} |")
+            name = f"{r.name} (beside {', '.join(r.beside)})" if r.beside else r.name
+            lines.append(f"| {name} | {r.status} | {r.wall_s:.1f} | {r.limit_s:.0f} | {peak} |")
         for r in self.results:
             shown = r.tail if not r.report else r.report if r.status == "ok" else f"{r.tail}\n\n{r.report}"
             lines += ["", f"## {r.name}", "", *(f"`{c}`" for c in r.commands), "", "```", shown, "```"]
@@ -383,6 +404,9 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 12),
                      help="pibench workers for the suites (default: the cores, at most 12)")
     run.add_argument("--resume", nargs="*", default=[], type=Path, help="stores-<suite>.tar.gz of an earlier run")
+    run.add_argument("--suites-together", action="store_true",
+                     help="run the suite stages side by side after the others, the workers split between them "
+                          "(peak GPU memory and wall time then shared)")
     run.add_argument("--dry-run", action="store_true", help="the same stages on the CPU at tiny sizes (CI)")
     args = parser.parse_args(argv)
     if args.verb == "stage":
@@ -403,9 +427,13 @@ def main(argv: list[str] | None = None) -> int:
     runner = DeviceRun(Path(args.out), work, budget_s=args.budget, dry_run=args.dry_run, jobs=args.jobs,
                        python=sys.executable)
     runner.resume(args.resume)
-    for stage_def in STAGES:
-        if stage_def.name in args.stages:
+    chosen = [stage for stage in STAGES if stage.name in args.stages]
+    together = [stage for stage in chosen if stage.name in SUITES] if args.suites_together else []
+    for stage_def in chosen:
+        if stage_def not in together:
             runner.run_stage(stage_def)
+    if together:
+        runner.run_together(together)
     print(runner.markdown(), flush=True)
     return 0 if all(r.status == "ok" for r in runner.results) else 1
 

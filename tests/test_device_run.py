@@ -39,7 +39,7 @@ def dry_run(shared_data_dir, tmp_path_factory):
                              "--data-dir", str(shared_data_dir), "--dest", str(carry)],
                             capture_output=True, text=True, timeout=120)
     assert staged.returncode == 0, staged.stderr
-    done = _script(["--dry-run", "--work", str(root / "work"), "--budget", "500"], out, carry)
+    done = _script(["--dry-run", "--suites-together", "--work", str(root / "work"), "--budget", "500"], out, carry)
     return root, carry, out, done
 
 
