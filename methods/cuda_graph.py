@@ -14,14 +14,21 @@ their Philox offsets by what the eager call would draw: a replay computes what
 the eager call computes, kernel for kernel.
 
 :class:`GraphedStep` runs the first ``warmup`` calls eagerly on a side stream (as
-the notes ask: lazy initialisation, cuBLAS workspaces), captures the next, then
-replays. Anything that goes wrong in capture leaves the graph off for good and
-runs the step eagerly; ``mode`` says which ran and ``fallback_reason`` why.
+the notes ask: lazy initialisation, cuBLAS workspaces), the last of them under
+``torch.cuda.set_sync_debug_mode("warn")``: a step that waits for the host there
+is never captured and runs eagerly from then on (``fallback_reason`` says why;
+``mode`` says which ran). Otherwise the next call is captured, with garbage
+collection held off (a graph freed by the collector during another capture
+invalidates it), and replayed. A capture that fails anyway raises: on torch 2.11
+and 2.12 a failed capture leaves the CUDA generators marked as capturing, so no
+eager step could follow it in that process; ``PIBENCH_CUDA_GRAPHS=0`` runs eagerly.
 """
 
 from __future__ import annotations
 
+import gc
 import os
+import warnings
 from collections.abc import Callable, Sequence
 
 import torch
@@ -35,11 +42,17 @@ def graphs_enabled() -> bool:
     return os.environ.get(GRAPHS_ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
+class GraphCaptureFailed(RuntimeError):
+    """A step passed the checks before capture but could not be captured (module doc)."""
+
+
 class GraphedStep:
     """``step()`` captured as a CUDA graph after ``warmup`` eager calls (module doc); callable like it."""
 
     def __init__(self, step: Callable[[], None], generators: Sequence[torch.Generator] = (), warmup: int = 2,
                  enabled: bool = True) -> None:
+        if warmup < 1:  # a step's first call may take another branch (SGHMC's first step clones the gradient)
+            raise ValueError(f"warmup must be at least 1, got {warmup}")
         self.step, self.generators, self.warmup = step, list(generators), warmup
         self.graph: torch.cuda.CUDAGraph | None = None
         self.calls = 0
@@ -56,26 +69,59 @@ class GraphedStep:
             self.graph.replay()
         elif self.fallback_reason is not None:
             self.step()
-        elif self.calls <= self.warmup:
-            side = torch.cuda.Stream()
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):
-                self.step()
-            torch.cuda.current_stream().wait_stream(side)
+        elif self.calls < self.warmup:
+            self._on_side_stream()
+        elif self.calls == self.warmup:
+            self._checked_warmup()
         else:
             self._capture_and_replay()
 
+    def _on_side_stream(self) -> None:
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            self.step()
+        torch.cuda.current_stream().wait_stream(side)
+
+    def _checked_warmup(self) -> None:
+        """The last warm-up call, watched for host syncs (which capture forbids)."""
+        before = torch.cuda.get_sync_debug_mode()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                self._on_side_stream()
+            finally:
+                torch.cuda.set_sync_debug_mode(before)
+        syncs = [str(w.message) for w in caught if "synchroniz" in str(w.message).lower()]
+        if syncs:
+            self.fallback_reason = f"the step waits for the host: {syncs[0].splitlines()[0][:160]}"
+
     def _capture_and_replay(self) -> None:
         graph = torch.cuda.CUDAGraph()
+        for generator in self.generators:
+            graph.register_generator_state(generator)
+        capture = torch.cuda.Stream()
+        capture.wait_stream(torch.cuda.current_stream())
+        torch.cuda.synchronize()
+        gc.collect()
+        collecting = gc.isenabled()
+        gc.disable()
         try:
-            for generator in self.generators:
-                graph.register_generator_state(generator)
-            with torch.cuda.graph(graph):
-                self.step()
-        except Exception as exc:  # any failure to capture: the eager step, for good
-            self.fallback_reason = f"capture failed: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}"
-            torch.cuda.synchronize()
-            self.step()
-            return
+            with torch.cuda.stream(capture):  # left even if capture_end raises
+                graph.capture_begin()
+                try:
+                    self.step()
+                finally:
+                    graph.capture_end()
+        except Exception as exc:
+            cause = exc.__context__ or exc
+            raise GraphCaptureFailed(
+                f"CUDA graph capture failed ({type(cause).__name__}: {str(cause).splitlines()[0][:200]}); run with "
+                f"{GRAPHS_ENV_VAR}=0 to train without graphs (the same numbers, slower)") from exc
+        finally:
+            if collecting:
+                gc.enable()
+        torch.cuda.current_stream().wait_stream(capture)
         self.graph = graph
         graph.replay()  # capture records the step without running it

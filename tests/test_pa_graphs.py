@@ -48,6 +48,9 @@ def _train(members: int | None, tensor_scalars: bool, graphs: bool = False) -> t
                                                      training.generator, graphs=False)
     for t in range(SETTINGS.epochs):
         training.unit(t)
+    if graphs and training.iterations is not None:  # every step that ran past its warm-up was captured
+        steps = training.iterations._steps.values()
+        assert all(s.graph is not None for s in steps if s.calls > s.warmup), [s.fallback_reason for s in steps]
     masks = training.sparsify_and_refine()
     return {k: v.detach().clone() for k, v in model.state_dict().items()}, masks, training.step_mode
 
@@ -115,8 +118,13 @@ def test_on_cuda_graphed_iterations_equal_the_eager_ones_bit_for_bit(members):
         assert diff == 0.0, f"{name}: graphed and eager differ by {diff}"
 
 
+def test_a_step_needs_a_warm_up_call():
+    with pytest.raises(ValueError, match="warmup must be at least 1"):
+        GraphedStep(lambda: None, warmup=0)
+
+
 @needs_cuda
-def test_on_cuda_a_step_that_cannot_be_captured_runs_eagerly_with_the_reason():
+def test_on_cuda_a_step_that_waits_for_the_host_is_never_captured_and_runs_eagerly_with_the_reason():
     with use_device("cuda"):
         total = torch.zeros((), device="cuda")
         seen = []
@@ -128,5 +136,27 @@ def test_on_cuda_a_step_that_cannot_be_captured_runs_eagerly_with_the_reason():
         for _ in range(4):
             graphed()
         torch.cuda.synchronize()
-    assert graphed.mode == "eager" and "capture failed" in (graphed.fallback_reason or "")
-    assert total.item() == 4.0
+    assert graphed.mode == "eager" and "waits for the host" in (graphed.fallback_reason or "")
+    assert total.item() == 4.0 and seen == [1.0, 2.0, 3.0, 4.0]
+
+
+@needs_cuda
+def test_on_cuda_a_captured_step_replays_with_its_generator():
+    """A graph of a step drawing from a registered CUDA generator draws, replay by replay, what eager calls draw."""
+    with use_device("cuda"):
+        def draws(graphs: bool) -> list[torch.Tensor]:
+            generator = torch.Generator(device="cuda").manual_seed(11)
+            out = torch.zeros(4, device="cuda")
+            seen = []
+
+            def step():
+                out.copy_(torch.randn(4, generator=generator, device="cuda"))
+            graphed = GraphedStep(step, [generator], warmup=2, enabled=graphs)
+            for _ in range(6):
+                graphed()
+                seen.append(out.clone())
+            assert graphed.mode == ("cuda-graph" if graphs else "eager")
+            return seen
+        graphed, eager = draws(True), draws(False)
+    assert all(torch.equal(a, b) for a, b in zip(graphed, eager))
+    assert not torch.equal(graphed[4], graphed[5])  # each replay draws anew

@@ -140,6 +140,7 @@ class TensorScalarIterations:
         self.values = torch.zeros(5, dtype=X.dtype, device=X.device)  # c1, c2, s0, eta_t / n, noise scale
         self.graphs = graphs and X.device.type == "cuda"
         self._steps: dict[tuple, GraphedStep] = {}
+        self._closed: str | None = None
 
     @staticmethod
     def covers(settings: PASettings) -> bool:
@@ -179,18 +180,31 @@ class TensorScalarIterations:
             self._steps[key] = step
         n = len(self.y)
         c1, c2, s0 = (prior.c1, prior.c2, prior.s0) if with_prior and prior is not None else (0.0, 0.0, 1.0)
-        self.values.copy_(torch.tensor([c1, c2, s0, prior_weight / n, noise_std], dtype=self.values.dtype))
+        row = torch.tensor([c1, c2, s0, prior_weight / n, noise_std], dtype=self.values.dtype)
+        if self.values.is_cuda:  # from pinned memory, asynchronously: a pageable copy would wait for the GPU
+            self.values.copy_(row.pin_memory(), non_blocking=True)
+        else:
+            self.values.copy_(row)
         if self.graphs:
             step()
         else:
             step.step()
 
     def modes(self) -> str:
-        """How the iterations ran: 'cuda-graph', or 'eager' (with the reason on a GPU: graphs off, a failed capture)."""
+        """How the iterations ran: 'cuda-graph', or 'eager' (with the reason on a GPU: graphs off, a step that
+        waits for the host)."""
+        if self._closed is not None:
+            return self._closed
         if not self.graphs:
             return f"eager ({GRAPHS_ENV_VAR}=0)" if self.X.device.type == "cuda" else "eager"
         reasons = sorted({s.fallback_reason for s in self._steps.values() if s.fallback_reason})
         return "cuda-graph" if not reasons else "eager (" + "; ".join(reasons) + ")"
+
+    def close(self) -> None:
+        """Drop the graphs (and with them the references to the data, buffers and memory pools they hold);
+        :meth:`modes` keeps its answer."""
+        self._closed = self.modes()
+        self._steps.clear()
 
 
 def _of_each(term, p: torch.Tensor, members: bool) -> torch.Tensor:
@@ -268,6 +282,8 @@ class PATraining:
                        masks={params[k]: m for k, m in masks.items()})
         for _ in range(settings.refine_epochs):
             self._unit(refine)
+        if self.iterations is not None:
+            self.iterations.close()
         model.to(torch.device("cpu"))
         return {name: mask.cpu() for name, mask in masks.items()}
 
