@@ -45,8 +45,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 CARRY_DIR = ".device"
-#: dependencies of pibench that the GPU machine's image does not hold (device README, KINDS.md)
-MISSING_THERE = ("mapie", "arch")
+#: wheels carried to the GPU machine, of the versions installed here: mapie and arch, which its image does not
+#: hold (device README, KINDS.md), and pandas, whose behaviour changed between majors (its version there unknown)
+CARRIED_WHEELS = ("mapie", "arch", "pandas")
 #: the datasets the stages read
 STAGED_DATASETS = ("fesp", "eeg")
 #: the dataset each suite stage reads (the other stages read none)
@@ -90,6 +91,9 @@ if torch.cuda.is_available():
     print('GPU:', p.name, '| capability', f'{p.major}.{p.minor}', '| memory', round(p.total_memory / 2**30, 1), 'GiB',
           '| multiprocessors', p.multi_processor_count)
 import pibench; print('pibench', pibench.__version__)
+from importlib.metadata import version
+print(' | '.join(f'{n} {version(n)}' for n in ('numpy', 'pandas', 'scipy', 'scikit-learn', 'statsmodels', 'mapie',
+                                              'arch', 'pyarrow', 'joblib', 'seaborn')))
 """
 
 
@@ -143,12 +147,17 @@ class GpuMemoryWatch:
                 self._reader.join(timeout=5)
 
 
+def _shown(argv: Sequence[str]) -> str:
+    """A command as the summary and logs show it (an inline script as <script>)."""
+    return " ".join("<script>" if "\n" in arg else arg for arg in argv)
+
+
 def _run_limited(argv: Sequence[str], log: Path, limit_s: float, env: dict) -> tuple[int | None, float]:
     """Run ``argv`` in its own process group, output appended to ``log``; stop the whole group after
     ``limit_s`` seconds (SIGTERM, then SIGKILL). Returns (exit status or None if stopped, seconds)."""
     tic = time.perf_counter()
     with open(log, "a", encoding="utf-8") as out:
-        out.write(f"$ {' '.join(argv)}\n")
+        out.write(f"$ {_shown(argv)}\n")
         out.flush()
         proc = subprocess.Popen(list(argv), stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env,
                                 start_new_session=True)
@@ -239,7 +248,7 @@ class DeviceRun:
             self._record(result)
             return result
         commands = self.commands(stage.name, jobs)
-        result = StageResult(stage.name, "ok", limit_s=round(limit), commands=[" ".join(c) for c in commands],
+        result = StageResult(stage.name, "ok", limit_s=round(limit), commands=[_shown(c) for c in commands],
                              beside=list(beside))
         print(f"[device_run] {stage.name}: {stage.what} (limit {limit:.0f} s)", flush=True)
         tic = time.perf_counter()
@@ -345,6 +354,12 @@ def preflight(dry_run: bool) -> list[str]:
     wheels were not staged or installed), or no GPU for a full run."""
     import importlib.util
     problems = [f"module {name!r} is missing" for name in IMPORTS if importlib.util.find_spec(name) is None]
+    if not problems:
+        try:  # every method module imports (a carried wheel may need a newer version of a package there)
+            from pibench.methods.catalog import available_methods
+            available_methods()
+        except Exception as exc:
+            problems.append(f"pibench's methods do not import here: {type(exc).__name__}: {exc}")
     if problems:
         problems.append(f"stage the wheels here (`python -m pibench.benchmarks.device_run stage`), carry {CARRY_DIR}, "
                         "and start the run with `bash benchmarks/device_run.sh` (it installs them)")
@@ -358,7 +373,7 @@ def preflight(dry_run: bool) -> list[str]:
 
 # staging (on the developer's machine) ----------------------------------------------------------------
 def stage_carry(data_dir: str | None, dest: Path, wheels: bool = True) -> list[Path]:
-    """Copy the stages' data files into ``dest/data`` and fetch wheels of :data:`MISSING_THERE` (the
+    """Copy the stages' data files into ``dest/data`` and fetch wheels of :data:`CARRIED_WHEELS` (the
     versions installed here, for the GPU machine's Python) into ``dest/wheels``. Returns what was staged."""
     from importlib.metadata import version
 
@@ -375,7 +390,7 @@ def stage_carry(data_dir: str | None, dest: Path, wheels: bool = True) -> list[P
         folder = dest / "wheels"
         folder.mkdir(parents=True, exist_ok=True)
         platforms = [arg for p in MANYLINUX for arg in ("--platform", p)]
-        for name in MISSING_THERE:
+        for name in CARRIED_WHEELS:
             subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
                             "--python-version", DEVICE_PYTHON, "--implementation", "cp", *platforms,
                             "-d", str(folder), f"{name}=={version(name)}"], check=True)

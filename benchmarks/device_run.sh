@@ -13,6 +13,7 @@ if compgen -G "$CARRY/wheels/*.whl" >/dev/null; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$SITE" "$CARRY"/wheels/*.whl \
     || { echo "device_run.sh: could not install the carried wheels in $CARRY/wheels" >&2; exit 2; }
   export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+  echo "device_run.sh: installed $(ls "$CARRY"/wheels/*.whl | wc -l) carried wheel(s) into $SITE"
 fi
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 if [ -z "${PIBENCH_DATA:-}" ] && [ -d "$CARRY/data" ]; then export PIBENCH_DATA="$CARRY/data"; fi

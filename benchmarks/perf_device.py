@@ -177,21 +177,44 @@ def main(argv: list[str] | None = None) -> None:
     print(f"torch {torch.__version__}; CPU side: {torch.get_num_threads()} thread(s); "
           f"device: {gpu or 'none (torch sees no CUDA device: CPU column only)'}")
     print(f"{'figure':<58} {'cpu s':>9} {'cuda s':>9} {'cpu/cuda':>9}")
+    seconds: dict[str, dict[str, float]] = {}
     for label, make in FIGURES.items():
         if args.only and label[1] not in args.only:
             continue
         work = make()
-        cpu = _seconds(work, "cpu", args.repeats)
-        if gpu is None:
-            print(f"{label:<58} {cpu:>9.3f} {'-':>9} {'-':>9}", flush=True)
-            continue
-        cuda = _seconds(work, "cuda", args.repeats)
-        print(f"{label:<58} {cpu:>9.3f} {cuda:>9.3f} {cpu / cuda:>8.1f}x", flush=True)
+        seconds[label] = {"cpu": _seconds(work, "cpu", args.repeats)}
+        if gpu is not None:
+            seconds[label]["cuda"] = _seconds(work, "cuda", args.repeats)
+        print(_row(label, seconds[label]), flush=True)
     for label, make in GPU_ONLY.items():
         if gpu is None or (args.only and label[1] not in args.only):
             continue
-        print(f"{label:<58} {'-':>9} {_seconds(make(), 'cuda', args.repeats):>9.3f} {'-':>9}", flush=True)
+        seconds[label] = {"cuda": _seconds(make(), "cuda", args.repeats)}
+        print(_row(label, seconds[label]), flush=True)
+    for line in targets(seconds):
+        print(line)
 
+
+def _row(label: str, times: dict[str, float]) -> str:
+    cpu, cuda = times.get("cpu"), times.get("cuda")
+    ratio = f"{cpu / cuda:>8.1f}x" if cpu is not None and cuda is not None else f"{'-':>9}"
+    return (f"{label:<58} {'-' if cpu is None else f'{cpu:.3f}':>9} {'-' if cuda is None else f'{cuda:.3f}':>9} "
+            f"{ratio}")
+
+
+def targets(seconds: dict[str, dict[str, float]]) -> list[str]:
+    """The issue's targets on the device column: (b) per iteration, and (e) batched over one member (b)."""
+    b = seconds.get("(b) 100 PA-RNN iterations, Elman-1000", {})
+    batched = seconds.get("(e) order-selection cell: (b) for 5 seeds, batched", {})
+    lines = []
+    for device in ("cuda", "cpu"):
+        if device in b:
+            lines.append(f"{device}: (b) {b[device] * 10:.2f} ms per iteration (100 iterations and one pass for "
+                         "the live weights; target on a GPU <= 1.5 ms)")
+        if device in b and device in batched:
+            lines.append(f"{device}: (e) five seeds batched / one member (b) = {batched[device] / b[device]:.2f}x "
+                         "(target on a GPU <= 1.5x)")
+    return lines
 
 if __name__ == "__main__":
     main()

@@ -130,3 +130,22 @@ def test_a_stage_whose_data_are_not_staged_is_skipped_with_how_to_stage_them(tmp
     result = run.run_stage(Stage("sets_eeg100", 60, "eeg"))
     assert result.status.startswith("skipped: its data file (eeg) is not staged")
     assert "device_run stage" in result.status
+
+
+def test_the_script_installs_the_carried_wheels_first(tmp_path):
+    """A pure wheel in the carried folder is installed onto the run's path before anything runs."""
+    import zipfile
+    carry = tmp_path / "carry"
+    (carry / "wheels").mkdir(parents=True)
+    info = "device_run_probe-0.1.dist-info"
+    with zipfile.ZipFile(carry / "wheels" / "device_run_probe-0.1-py3-none-any.whl", "w") as wheel:
+        wheel.writestr("device_run_probe.py", "VALUE = 7\n")
+        wheel.writestr(f"{info}/METADATA", "Metadata-Version: 2.1\nName: device-run-probe\nVersion: 0.1\n")
+        wheel.writestr(f"{info}/WHEEL",
+                       "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
+        wheel.writestr(f"{info}/RECORD", f"device_run_probe.py,,\n{info}/METADATA,,\n{info}/WHEEL,,\n{info}/RECORD,,\n")
+    done = _script(["--dry-run", "--stages", "env", "--work", str(tmp_path / "work")], tmp_path / "out", carry,
+                   timeout=180)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    site = re.search(r"installed 1 carried wheel\(s\) into (\S+)", done.stdout)
+    assert site and (Path(site.group(1)) / "device_run_probe.py").read_text() == "VALUE = 7\n"
