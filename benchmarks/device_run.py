@@ -38,7 +38,7 @@ import sys
 import tarfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,6 +60,8 @@ DEVICE_PYTHON = "3.12"
 MANYLINUX = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 SUITES = ("ar_order_paper", "sets_eeg100", "fesp")
 TAIL_LINES = 40
+#: the largest file the device tool brings back from OUT (16 MiB), less a margin
+MAX_OUT_FILE = 15 * 2**20
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class StageResult:
     beside: list[str] = field(default_factory=list)  # stages that ran at the same time (their wall time is shared)
     tail: str = ""
     report: str = ""
+    store: str = ""  # what OUT/stores-<suite>.tar.gz holds
 
 
 class GpuMemoryWatch:
@@ -268,7 +271,7 @@ class DeviceRun:
         result.tail = _tail(log)
         if report_ok:  # the tables of what finished (all of it, or what a stopped run left); the run's end
             result.report, result.tail = self._split_report(log)
-            self._pack(f"stores-{stage.name}.tar.gz", self.stores / stage.name)
+            result.store = self._pack_store(stage.name)
         self._record(result)
         print(f"[device_run] {stage.name}: {result.status}, {result.wall_s:.1f} s"
               + (f", peak GPU memory {result.peak_gpu_mib:.0f} MiB" if result.peak_gpu_mib is not None else ""),
@@ -283,11 +286,25 @@ class DeviceRun:
         cut = text.rfind("\n$ ") + 1
         return text[cut:], "\n".join(text[:cut].splitlines()[-TAIL_LINES:])
 
-    def _pack(self, name: str, folder: Path) -> None:
+    def _pack(self, name: str, folder: Path, leave_out: Callable[[str], bool] = lambda name: False) -> int:
+        """``folder`` as OUT/name (gzipped tar), without the paths ``leave_out`` names; returns its bytes."""
         if not folder.is_dir():
-            return
+            return 0
         with tarfile.open(self.out / name, "w:gz") as tar:
-            tar.add(folder, arcname=folder.name)
+            tar.add(folder, arcname=folder.name, filter=lambda info: None if leave_out(info.name) else info)
+        return (self.out / name).stat().st_size
+
+    def _pack_store(self, suite: str) -> str:
+        """A suite's store as OUT/stores-<suite>.tar.gz, within what the device tool brings back: without the
+        shared base fits' cache (recomputed on a resume), and without the predictions if they do not fit
+        (a resume then recomputes those tasks: a record is kept only with its predictions). Says which."""
+        name, folder = f"stores-{suite}.tar.gz", self.stores / suite
+        size = self._pack(name, folder, lambda path: "/cache" in path)
+        if size <= MAX_OUT_FILE:
+            return f"{name}: {size / 2**20:.1f} MiB, records and predictions"
+        size = self._pack(name, folder, lambda path: "/cache" in path or path.endswith(".parquet"))
+        return (f"{name}: {size / 2**20:.1f} MiB, records only (the predictions are over "
+                f"{MAX_OUT_FILE / 2**20:.0f} MiB packed; they stay in {folder} on the machine)")
 
     def run_together(self, stages: Sequence[Stage]) -> list[StageResult]:
         """Run ``stages`` side by side (threads, each its own processes), the workers split between them."""
@@ -325,7 +342,8 @@ class DeviceRun:
             lines.append(f"| {name} | {r.status} | {r.wall_s:.1f} | {r.limit_s:.0f} | {peak} |")
         for r in self.results:
             shown = r.tail if not r.report else r.report if r.status == "ok" else f"{r.tail}\n\n{r.report}"
-            lines += ["", f"## {r.name}", "", *(f"`{c}`" for c in r.commands), "", "```", shown, "```"]
+            lines += ["", f"## {r.name}", "", *(f"`{c}`" for c in r.commands), *(["", r.store] if r.store else []),
+                      "", "```", shown, "```"]
         return "\n".join(lines) + "\n"
 
     def resume(self, archives: Sequence[Path]) -> None:
@@ -411,7 +429,9 @@ def main(argv: list[str] | None = None) -> int:
     stage.add_argument("--no-wheels", action="store_true", help="stage the data files only")
     run = sub.add_parser("run", help="there: run the stages")
     run.add_argument("--out", required=True, help="where the summary, logs and stores go (the device tool's $OUT)")
-    run.add_argument("--work", default=None, help="scratch folder (default: a fresh one under /tmp)")
+    run.add_argument("--work", default=None,
+                     help="scratch folder (default /tmp/pibench-device-run: a second call on the same machine finds "
+                          "the stores of the first and skips their finished tasks)")
     run.add_argument("--stages", nargs="+", choices=STAGE_NAMES, default=list(STAGE_NAMES),
                      help="which stages (default: all, in order)")
     run.add_argument("--budget", type=float, default=560.0,
@@ -438,7 +458,7 @@ def main(argv: list[str] | None = None) -> int:
     if problems:
         print("device_run: nothing was run:\n  " + "\n  ".join(problems), file=sys.stderr)
         return 2
-    work = Path(args.work) if args.work else Path(f"/tmp/pibench-device-run-{os.getpid()}")
+    work = Path(args.work) if args.work else Path("/tmp/pibench-device-run")
     runner = DeviceRun(Path(args.out), work, budget_s=args.budget, dry_run=args.dry_run, jobs=args.jobs,
                        python=sys.executable)
     runner.resume(args.resume)

@@ -149,3 +149,23 @@ def test_the_script_installs_the_carried_wheels_first(tmp_path):
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     site = re.search(r"installed 1 carried wheel\(s\) into (\S+)", done.stdout)
     assert site and (Path(site.group(1)) / "device_run_probe.py").read_text() == "VALUE = 7\n"
+
+
+def test_a_store_too_big_to_bring_back_comes_back_as_its_records(tmp_path, monkeypatch):
+    import pibench.benchmarks.device_run as device_run
+    run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=100, dry_run=True, jobs=1, python=sys.executable)
+    store = run.stores / "sets_eeg100"
+    (store / "tasks").mkdir(parents=True)
+    (store / "cache" / "k").mkdir(parents=True)
+    (store / "tasks" / "a.json").write_text("{}")
+    (store / "tasks" / "a.parquet").write_bytes(os.urandom(200_000))
+    (store / "cache" / "k" / "chunk.npz").write_bytes(os.urandom(100_000))
+
+    def names() -> set[str]:
+        with tarfile.open(tmp_path / "out" / "stores-sets_eeg100.tar.gz") as tar:
+            return {n for n in tar.getnames() if "." in n.rsplit("/", 1)[-1]}
+    said = run._pack_store("sets_eeg100")
+    assert names() == {"sets_eeg100/tasks/a.json", "sets_eeg100/tasks/a.parquet"} and "and predictions" in said
+    monkeypatch.setattr(device_run, "MAX_OUT_FILE", 100_000)  # the predictions no longer fit
+    said = run._pack_store("sets_eeg100")
+    assert names() == {"sets_eeg100/tasks/a.json"} and "records only" in said

@@ -42,7 +42,8 @@ class PARNN(IntervalMethod):
 
     name = "pa_rnn"
     shape = "series"
-    #: left by :meth:`fit_together` for the next :meth:`fit` of that window: (window start, network, masks)
+    #: left by :meth:`fit_together` for the next :meth:`fit` of that window: (window start, network, masks,
+    #: what train_pa said of how it trained)
     trained_together_: tuple[int, ElmanRNN, dict[str, torch.Tensor], dict]
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 1000, seq_len: int = 20,

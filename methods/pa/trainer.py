@@ -129,8 +129,9 @@ class TensorScalarIterations:
     every iteration then runs the same kernels on the same tensors, which is what a CUDA graph replays
     (:class:`~pibench.methods.cuda_graph.GraphedStep`; on a GPU, replayed or not, the numbers are the
     same). The minibatch, loss, prior gradient and update are :func:`_train_unit`'s, in its order of
-    random draws, with 0-dim tensors where it passes Python numbers (so on the CPU the two agree to
-    float32 rounding, not bit for bit: tests/test_pa_graphs.py).
+    random draws, with 0-dim tensors where it passes Python numbers: on the CPU the two agree to
+    float32 rounding (bit for bit on the machine this was written on; tests/test_pa_graphs.py asks for
+    the rounding only).
     """
 
     def __init__(self, model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASettings,
