@@ -220,7 +220,7 @@ class DeviceRun:
             return [[py, "-c", _ENV_SCRIPT]] + ([["nvidia-smi"]] if shutil.which("nvidia-smi") else [])
         if stage == "tests":
             files = ["tests/test_device.py", "tests/test_pa_rnn_cell.py", "tests/test_pa_graphs.py"]
-            return [[py, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
+            return [[py, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
         if stage == "perf_device":
             return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]
         if stage == "profile":
