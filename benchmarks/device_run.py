@@ -52,9 +52,6 @@ CARRIED_WHEELS = ("mapie", "arch", "pandas")
 STAGED_DATASETS = ("fesp", "eeg")
 #: the dataset each suite stage reads (the other stages read none)
 STAGE_DATA = {"sets_eeg100": "eeg", "fesp": "fesp"}
-#: what pibench imports (its dependencies by import name): checked before any stage starts
-IMPORTS = ("torch", "numpy", "pandas", "scipy", "sklearn", "statsmodels", "joblib", "seaborn", "pyarrow", "tqdm",
-           "threadpoolctl", "cloudpickle", "mapie", "arch")
 #: the GPU machine's Python, for which wheels are fetched
 DEVICE_PYTHON = "3.12"
 MANYLINUX = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
@@ -155,10 +152,9 @@ def _shown(argv: Sequence[str]) -> str:
     return " ".join("<script>" if "\n" in arg else arg for arg in argv)
 
 
-def _run_limited(argv: Sequence[str], log: Path, limit_s: float, env: dict) -> tuple[int | None, float]:
+def _run_limited(argv: Sequence[str], log: Path, limit_s: float, env: dict) -> int | None:
     """Run ``argv`` in its own process group, output appended to ``log``; stop the whole group after
-    ``limit_s`` seconds (SIGTERM, then SIGKILL). Returns (exit status or None if stopped, seconds)."""
-    tic = time.perf_counter()
+    ``limit_s`` seconds (SIGTERM, then SIGKILL). Returns the exit status, or None if stopped."""
     with open(log, "a", encoding="utf-8") as out:
         out.write(f"$ {_shown(argv)}\n")
         out.flush()
@@ -179,7 +175,7 @@ def _run_limited(argv: Sequence[str], log: Path, limit_s: float, env: dict) -> t
                     continue
             rc = None
             out.write(f"\n[device_run] stopped after {limit_s:.0f} s (its limit)\n")
-    return rc, time.perf_counter() - tic
+    return rc
 
 
 def _tail(log: Path, lines: int = TAIL_LINES) -> str:
@@ -260,7 +256,7 @@ class DeviceRun:
             for i, argv in enumerate(commands):
                 is_report = stage.name in SUITES and i == len(commands) - 1
                 left = limit - (time.perf_counter() - tic)
-                rc, _ = _run_limited(argv, log, max(left, 60) if is_report else left, self.env)
+                rc = _run_limited(argv, log, max(left, 60) if is_report else left, self.env)
                 report_ok = is_report and rc == 0
                 if result.status == "ok" and rc != 0:
                     result.status = f"timed out (limit {limit:.0f} s)" if rc is None else f"failed (exit {rc})"
@@ -370,14 +366,12 @@ def _missing_data(stage: str) -> str:
 def preflight(dry_run: bool) -> list[str]:
     """What stops every stage before one starts: a module pibench imports that is missing (the carried
     wheels were not staged or installed), or no GPU for a full run."""
-    import importlib.util
-    problems = [f"module {name!r} is missing" for name in IMPORTS if importlib.util.find_spec(name) is None]
-    if not problems:
-        try:  # every method module imports (a carried wheel may need a newer version of a package there)
-            from pibench.methods.catalog import available_methods
-            available_methods()
-        except Exception as exc:
-            problems.append(f"pibench's methods do not import here: {type(exc).__name__}: {exc}")
+    problems = []
+    try:  # every method module imports: a missing package (or one too old for a carried wheel) names itself
+        from pibench.methods.catalog import available_methods
+        available_methods()
+    except Exception as exc:
+        problems.append(f"pibench's methods do not import here: {type(exc).__name__}: {exc}")
     if problems:
         problems.append(f"stage the wheels here (`python -m pibench.benchmarks.device_run stage`), carry {CARRY_DIR}, "
                         "and start the run with `bash benchmarks/device_run.sh` (it installs them)")

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -60,16 +58,10 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-@contextmanager
-def _on(device: str) -> Iterator[None]:
-    with use_device(device):
-        yield
-
-
 def measure(device: str, hidden: int, members: int, iterations: int, graphs: bool) -> dict:
     """Wall ms per iteration, then one profiled iteration's counts and its top operators."""
     run = training(device, hidden, members, iterations, graphs)
-    with _on(device):
+    with use_device(device):
         for t in range(WARMUP):
             run.unit(t)
         _sync(device)

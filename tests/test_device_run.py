@@ -77,7 +77,7 @@ def test_resume_keeps_the_finished_tasks(dry_run, tmp_path):
 def test_a_stage_past_its_limit_is_stopped_with_every_process_it_started(tmp_path):
     pid_file = tmp_path / "child.pid"
     tic = time.perf_counter()
-    rc, _ = _run_limited(["bash", "-c", f"sleep 120 & echo $! > {pid_file}; wait"], tmp_path / "log", 2,
+    rc = _run_limited(["bash", "-c", f"sleep 120 & echo $! > {pid_file}; wait"], tmp_path / "log", 2,
                          dict(os.environ))
     assert rc is None and time.perf_counter() - tic < 30
     child = int(pid_file.read_text())
@@ -169,3 +169,13 @@ def test_a_store_too_big_to_bring_back_comes_back_as_its_records(tmp_path, monke
     monkeypatch.setattr(device_run, "MAX_OUT_FILE", 100_000)  # the predictions no longer fit
     said = run._pack_store("sets_eeg100")
     assert names() == {"sets_eeg100/tasks/a.json"} and "records only" in said
+
+
+def test_preflight_names_a_package_pibench_cannot_import():
+    """The carried wheels missing (here: arch hidden) stop the run before any stage, saying what to stage."""
+    code = ("import sys; sys.modules['arch'] = None\n"
+            "from pibench.benchmarks.device_run import preflight\n"
+            "print('\\n'.join(preflight(dry_run=True)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "do not import here" in done.stdout and "arch" in done.stdout and "device_run stage" in done.stdout

@@ -186,10 +186,7 @@ class TensorScalarIterations:
             self.values.copy_(row.pin_memory(), non_blocking=True)
         else:
             self.values.copy_(row)
-        if self.graphs:
-            step()
-        else:
-            step.step()
+        step()  # without graphs (the CPU, or graphs off) the step runs as it is
 
     def modes(self) -> str:
         """How the iterations ran: 'cuda-graph', or 'eager' (with the reason on a GPU: graphs off, a step that
