@@ -29,7 +29,7 @@ from __future__ import annotations
 import gc
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import torch
 
@@ -40,6 +40,17 @@ GRAPHS_ENV_VAR = "PIBENCH_CUDA_GRAPHS"
 def graphs_enabled() -> bool:
     """Whether steps on a GPU are captured as CUDA graphs (default yes; ``PIBENCH_CUDA_GRAPHS=0`` says no)."""
     return os.environ.get(GRAPHS_ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+#: what torch warns under ``set_sync_debug_mode("warn")`` when an operation waits for the GPU (c10/cuda)
+SYNC_WARNING = "called a synchronizing CUDA operation"
+
+
+def host_syncs(messages: Iterable[str]) -> list[str]:
+    """The warnings among ``messages`` that report a host sync: torch's own text only. Setting the debug
+    mode also warns, once per process, that "Synchronization debug mode is a prototype feature": that
+    one is no sync (read as one, it kept every step of a fresh worker from being captured)."""
+    return [m for m in messages if SYNC_WARNING in m]
 
 
 class GraphCaptureFailed(RuntimeError):
@@ -86,14 +97,16 @@ class GraphedStep:
     def _checked_warmup(self) -> None:
         """The last warm-up call, watched for host syncs (which capture forbids)."""
         before = torch.cuda.get_sync_debug_mode()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with warnings.catch_warnings():  # setting the mode warns once per process that it is a prototype
+            warnings.simplefilter("ignore")
             torch.cuda.set_sync_debug_mode("warn")
-            try:
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
                 self._on_side_stream()
-            finally:
-                torch.cuda.set_sync_debug_mode(before)
-        syncs = [str(w.message) for w in caught if "synchroniz" in str(w.message).lower()]
+        finally:
+            torch.cuda.set_sync_debug_mode(before)
+        syncs = host_syncs(str(w.message) for w in caught)
         if syncs:
             self.fallback_reason = f"the step waits for the host: {syncs[0].splitlines()[0][:160]}"
 

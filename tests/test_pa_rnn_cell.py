@@ -151,7 +151,13 @@ def test_the_runner_trains_a_cell_together_and_records_it(tmp_path):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_cell_on_cuda_agrees_with_the_cpu(tmp_path):
-    """On a GPU cells batch by default; the lags and intervals agree with the CPU's tasks trained alone."""
+    """On a GPU cells batch by default. The GPU draws its minibatches and noise from its own generator family
+    (methods/device.py), so its seeds are other draws than the CPU's: the lags agree, and the intervals
+    differ from the CPU's no more than the CPU's seeds differ among themselves (with margin). Measured on
+    the CPU over 10 seeds of this suite: midpoints of two seeds differ by 0.77-1.82 on average (y's sd 2.0),
+    mean lengths run 5.8-13.8, coverage 0.97-1.0; on an H200 single points differed by up to 13%."""
+    from itertools import combinations, product
+
     from pibench.benchmarks.runner import run_tasks
     from pibench.benchmarks.store import ResultsStore
     from pibench.benchmarks.suite import build_tasks, load_suite
@@ -162,13 +168,25 @@ def test_a_cell_on_cuda_agrees_with_the_cpu(tmp_path):
     cpu = run_tasks(tasks, tmp_path / "cpu", progress=False)
     gpu = run_tasks(tasks, tmp_path / "gpu", progress=False, device="cuda")
     by_id = {r["task_id"]: r for r in cpu.executed}
+    found: dict[str, list] = {"cpu": [], "gpu": []}
     for record in gpu.executed:
         if record["method"] == "pa_rnn":
             assert record["cell"]["members"] == 3 and record["device"].startswith("cuda: ")
             assert record["selected_lags"] == by_id[record["task_id"]]["selected_lags"]
-            np.testing.assert_allclose(ResultsStore(tmp_path / "gpu").predictions(record["task_id"])["upper"],
-                                       ResultsStore(tmp_path / "cpu").predictions(record["task_id"])["upper"],
-                                       rtol=1e-2)
+            for where in found:
+                found[where].append(ResultsStore(tmp_path / where).predictions(record["task_id"]))
+    assert len(found["gpu"]) == 3
+
+    def mid(p):
+        return ((p["upper"] + p["lower"]) / 2).to_numpy()
+
+    among_cpu = np.mean([np.abs(mid(a) - mid(b)).mean() for a, b in combinations(found["cpu"], 2)])
+    gpu_to_cpu = np.mean([np.abs(mid(a) - mid(b)).mean() for a, b in product(found["gpu"], found["cpu"])])
+    assert gpu_to_cpu <= 2 * among_cpu, (gpu_to_cpu, among_cpu)
+    lengths = {w: np.median([(p["upper"] - p["lower"]).mean() for p in found[w]]) for w in found}
+    assert 0.5 <= lengths["gpu"] / lengths["cpu"] <= 2, lengths
+    covered = np.concatenate([((p["lower"] <= p["y"]) & (p["y"] <= p["upper"])).to_numpy() for p in found["gpu"]])
+    assert np.isfinite(lengths["gpu"]) and covered.mean() >= 0.85, covered.mean()
 
 
 def test_a_cell_that_cannot_train_together_trains_its_tasks_alone(tmp_path, monkeypatch):
