@@ -94,8 +94,9 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
     """Offline (fit once) or online (refit every ``retrain_every`` steps on the last ``window``).
 
     At each test step t the method predicts the interval for X_t from data up to
-    t - 1, then sees y_t through ``update``. Offline fits once on the ``window``
-    steps before the test span (default: the whole training span).
+    t - 1, then sees y_t through ``update`` (a method that ``serves_spans`` is asked
+    for a fit's steps at once). Offline fits once on the ``window`` steps before the
+    test span (default: the whole training span).
     """
     _check_shape(method, "series", problem.name)
     schedule = series_schedule(problem, **protocol)
@@ -107,9 +108,13 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
         method.fit(data) if i == 0 else method.refit(data)
         fit_s += time.perf_counter() - tic
         tic = time.perf_counter()
-        for t in schedule.served_steps(i):
-            intervals.append(method.predict_interval(problem.X[t : t + 1]))
-            method.update(problem.y[t : t + 1])
+        steps = schedule.served_steps(i)
+        if method.serves_spans:  # no online state: every step of this fit in one call
+            intervals.append(method.predict_interval(problem.X[steps.start : steps.stop]))
+        else:
+            for t in steps:
+                intervals.append(method.predict_interval(problem.X[t : t + 1]))
+                method.update(problem.y[t : t + 1])
         predict_s += time.perf_counter() - tic
 
     def stack(attr: str) -> np.ndarray:

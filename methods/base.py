@@ -13,7 +13,9 @@ only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
           m.update(y_t)                  # y_t (1, G) revealed
 
   ``fit`` starts from scratch; ``refit`` retrains on a new window but keeps the
-  online state that ``update`` built (e.g. ACI's alpha_t).
+  online state that ``update`` built (e.g. ACI's alpha_t). A method with
+  ``serves_spans = True`` (no online state: PA, PA-RNN) is asked once per fit for
+  all the steps it serves, ``predict_interval(X[t0:t1])``, and gets no ``update``.
 
 * set (``shape = "set"``)::
 
@@ -83,11 +85,19 @@ class IntervalMethod(ABC):
 
     name: ClassVar[str] = ""
     shape: ClassVar[Literal["series", "set", "any"]] = "series"
+    #: series: ``predict_interval`` takes consecutive test steps (m, G, p) -> (m, G) in one call, each answered as
+    #: m calls of one step would be (up to float rounding: the steps batched), and ``update`` ignores y (no online
+    #: state). The protocol then asks for all the steps of a fit at once: one batched pass instead of m (PA's
+    #: Jacobians; on a GPU, m host round trips fewer).
+    serves_spans: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Snapshot the source of the module that defines the new class, now, while it is the code being
         run (:mod:`pibench.methods.code_identity`): what names the class's results."""
         super().__init_subclass__(**kwargs)
+        if cls.serves_spans and cls.update is not IntervalMethod.update:
+            raise TypeError(f"{cls.__qualname__} serves spans (serves_spans = True) but defines update: a method "
+                            "asked for a fit's steps at once sees no targets between them; set serves_spans = False.")
         setattr(cls, SNAPSHOT_ATTRIBUTE, take_snapshot(cls))
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0) -> None:

@@ -30,6 +30,7 @@ class PA(IntervalMethod):
 
     name = "pa"
     shape = "series"
+    serves_spans = True
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 100, epochs: int = 300,
                  lr: float = 1e-3, momentum: float = 0.9, batch_size: int = 100, T1: int = 150, T2: int = 160,

@@ -42,6 +42,7 @@ class PARNN(IntervalMethod):
 
     name = "pa_rnn"
     shape = "series"
+    serves_spans = True
     #: left by :meth:`fit_together` for the next :meth:`fit` of that window: (window start, network, masks,
     #: what train_pa said of how it trained)
     trained_together_: tuple[int, ElmanRNN, dict[str, torch.Tensor], dict]
@@ -156,13 +157,16 @@ class PARNN(IntervalMethod):
             method.trained_together_ = (data.start, stack.member(b), stack.member_masks(masks, b), info)
 
     def predict_interval(self, X: np.ndarray) -> Interval:
-        if X.shape[:2] != (1, 1):
-            raise ValueError("pa_rnn predicts one step of one series at a time: X must be (1, 1, k).")
-        self.history_ = np.concatenate([self.history_, self.x_scaler_.transform(X[:, 0, :])])[-self.seq_len:]
-        seq = torch.as_tensor(self.history_[None], dtype=torch.float64)
-        point, lower, upper = (self.y_scaler_.inverse_transform(np.asarray(v, dtype=float)).reshape(1, 1)
-                               for v in self.fitted_.predict(seq, self.alpha))
-        self.history_ = self.history_[1:]
+        """Intervals for consecutive steps X (m, 1, k): step t's subsequence is the ``seq_len`` inputs ending at
+        x_t (the fit window's last ones first), all m in one batch (``serves_spans``)."""
+        if X.ndim != 3 or X.shape[1:] != (1, self.window_):
+            raise ValueError(f"pa_rnn predicts steps of one series: X must be (m, 1, {self.window_}), got "
+                             f"{X.shape}.")
+        inputs = np.concatenate([self.history_, self.x_scaler_.transform(X[:, 0, :])])
+        seqs = torch.tensor(self._subsequences(inputs), dtype=torch.float64)
+        point, lower, upper = (self.y_scaler_.inverse_transform(np.asarray(v, dtype=float).reshape(-1, 1))
+                               for v in self.fitted_.predict(seqs, self.alpha))
+        self.history_ = inputs[len(inputs) - (self.seq_len - 1):]
         return Interval(lower=lower, upper=upper, point=point)
 
     def diagnostics(self) -> dict:
