@@ -56,6 +56,10 @@ STAGE_DATA = {"sets_eeg100": "eeg", "fesp": "fesp"}
 DEVICE_PYTHON = "3.12"
 MANYLINUX = ("manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64")
 SUITES = ("ar_order_paper", "sets_eeg100", "fesp")
+#: each suite's share of the workers when they run together: sets_eeg100's 20 tasks are each long (150 LSTM-100
+#: epochs, host-bound on a GPU: one core each), ar_order_paper batches its 40 PA-RNN fits into 8 cells
+#: (H200, 2026-11-27, 4 workers each: CF-RNN 64-104 s and MQ-RNN 180 s a seed, 9 of 20 tasks in 600 s)
+SUITE_SHARE = {"ar_order_paper": 1, "sets_eeg100": 2, "fesp": 1}
 TAIL_LINES = 40
 #: the largest file the device tool brings back from OUT (16 MiB), less a margin
 MAX_OUT_FILE = 15 * 2**20
@@ -227,7 +231,7 @@ class DeviceRun:
             device = "auto" if dry else "cuda"
             workers = str(min(jobs or self.jobs, 2) if dry else jobs or self.jobs)
             return [self._pibench("run", "--suite", self._suite_file(stage), "--device", device, "-j", workers,
-                                  "--results-dir", store, "--no-progress"),
+                                  "--results-dir", store, "--progress-lines"),
                     self._pibench("report", "--results-dir", store)]
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_NAMES)}")
 
@@ -303,11 +307,13 @@ class DeviceRun:
                 f"{MAX_OUT_FILE / 2**20:.0f} MiB packed; they stay in {folder} on the machine)")
 
     def run_together(self, stages: Sequence[Stage]) -> list[StageResult]:
-        """Run ``stages`` side by side (threads, each its own processes), the workers split between them."""
-        jobs = max(1, self.jobs // max(len(stages), 1))
+        """Run ``stages`` side by side (threads, each its own processes), the workers split between them by
+        :data:`SUITE_SHARE`."""
         names = [s.name for s in stages]
+        shares = sum(SUITE_SHARE.get(name, 1) for name in names)
         with ThreadPoolExecutor(max_workers=max(len(stages), 1)) as pool:
-            futures = [pool.submit(self.run_stage, stage, jobs, [n for n in names if n != stage.name])
+            futures = [pool.submit(self.run_stage, stage, max(1, self.jobs * SUITE_SHARE.get(stage.name, 1) // shares),
+                                   [n for n in names if n != stage.name])
                        for stage in stages]
             return [f.result() for f in futures]
 
@@ -430,8 +436,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="which stages (default: all, in order)")
     run.add_argument("--budget", type=float, default=560.0,
                      help="seconds for all stages together (default 560: a 600 s device command with room to pack)")
-    run.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 12),
-                     help="pibench workers for the suites (default: the cores, at most 12)")
+    run.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 16),
+                     help="pibench workers for the suites (default: the cores, at most 16)")
     run.add_argument("--resume", nargs="*", default=[], type=Path, help="stores-<suite>.tar.gz of an earlier run")
     run.add_argument("--suites-together", action="store_true",
                      help="run the suite stages side by side after the others, the workers split between them "

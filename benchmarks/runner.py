@@ -9,10 +9,12 @@ networks on the run's torch device (:mod:`pibench.methods.device`), which its re
 from __future__ import annotations
 
 import html
+import itertools
 import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -171,6 +173,9 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
                   threads: int = 1, device: str = "cpu") -> dict:
     """Compute one chunk of shared base fits. A failure leaves its traceback beside the
     chunk; the tasks that needed it then fail with that traceback in their records."""
+    what = {"method": "base fits", "dataset": task.config["dataset"]["label"], "setting": f"refits {fits.start}-"
+            f"{fits.stop - 1} of the base of {task.config['method']['name']} {task.config['setting']}".rstrip()}
+    tic = time.perf_counter()
     try:
         with task_runtime(threads, device):
             problem = task_problem(task, data_dir).problem
@@ -178,9 +183,9 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
             if plan is None or not isinstance(problem, SeriesProblem):
                 raise RuntimeError(f"{task.label()} has no shared base fits to compute.")
             write_chunk(problem, task.config["protocol"], plan, fits, results_dir)
-        return {"method": "base fits", "status": "ok"}
+        return {**what, "status": "ok", "wall_seconds": time.perf_counter() - tic}
     except Exception as exc:
-        return {"method": "base fits", "status": "error", "error": f"{type(exc).__name__}: {exc}"}
+        return {**what, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
 
 
 def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: str | None = None,
@@ -285,17 +290,34 @@ def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "c
     return list(jobs.values()), dependent, dropped
 
 
-def _drain(jobs, n_jobs: int, bar, executed: list[dict]) -> None:
+def _drain(jobs, n_jobs: int, bar, executed: list[dict], log: Callable[[dict], None] | None = None) -> None:
+    """Run ``jobs``, collecting their records; ``log`` sees each finished record (``progress="lines"``: a log's
+    account of what ran, how and how long, where a bar only says how many)."""
     for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
         for record in result if isinstance(result, list) else [result]:  # a cell's job returns its tasks' records
             if record["method"] != "base fits":
                 executed.append(record)
             bar.set_postfix_str(f"{record['method']} {record['status']}", refresh=False)
             bar.update()
+            if log is not None:
+                log(record)
+
+
+def _finished_line(record: dict, done: int, total: int) -> str:
+    """``[done/total] dataset / method setting / seed s: status, fit / predict / wall seconds, how it trained``."""
+    what = " / ".join(str(record[k]) for k in ("dataset", "method", "setting") if record.get(k) not in (None, ""))
+    seconds = ", ".join(f"{k} {record[f'{k}_seconds']:.1f} s" for k in ("fit", "predict", "wall")
+                        if isinstance(record.get(f"{k}_seconds"), (int, float)))
+    cell = record.get("cell")
+    extra = ([f"trained in a cell of {cell.get('members')}"] if isinstance(cell, dict) else []) \
+        + ([f"train step {record['train_step']}"] if record.get("train_step") else [])
+    seed = f" / seed {record['seed']}" if "seed" in record else ""
+    return (f"[{done}/{total}] {what}{seed}: {record['status']}"
+            + (f"; {seconds}" if seconds else "") + "".join(f"; {e}" for e in extra))
 
 
 def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int = 1,
-              data_dir: str | None = None, threads: int = 1, progress: bool = True, device: str = "cpu",
+              data_dir: str | None = None, threads: int = 1, progress: bool | str = True, device: str = "cpu",
               backend: str = "loky", scheduler: str | None = None, batch_cells: bool | None = None) -> RunReport:
     """Check everything, execute the unfinished tasks, then rewrite ``summary.csv`` from the store.
 
@@ -308,7 +330,8 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     part of a task's identity (a GPU result replaces no CPU one: the same task is done).
     ``backend`` 'loky' (this machine) or 'dask' (``scheduler`` address, else a local cluster).
     ``batch_cells`` (default: on a GPU only) trains each cell's networks as one (:func:`cells`);
-    on the CPU every task trains alone, as it always has.
+    on the CPU every task trains alone, as it always has. ``progress``: True a bar, False nothing,
+    "lines" one line per finished task on stderr (for logs).
     """
     check_workers(n_jobs, threads, backend, scheduler)
     check_backend(backend, scheduler)
@@ -340,9 +363,13 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                       for t in todo if t.task_id in dependent]
             jobs = len(todo) + len(chunks)
             with parallel_backend(backend, n_jobs, scheduler) as workers, \
-                    tqdm(total=jobs, desc="pibench", unit="job", disable=not progress) as bar:
-                _drain(phase1, workers, bar, executed)
-                _drain(phase2, workers, bar, executed)
+                    tqdm(total=jobs, desc="pibench", unit="job", disable=progress is not True) as bar:
+                finished = itertools.count(1)
+
+                def log(record: dict) -> None:
+                    print(_finished_line(record, next(finished), jobs), file=sys.stderr, flush=True)
+                _drain(phase1, workers, bar, executed, log if progress == "lines" else None)
+                _drain(phase2, workers, bar, executed, log if progress == "lines" else None)
         store.check_kept(folder, [r["task_id"] for r in executed])
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
                    if "plugin" in t.bound_identity}

@@ -269,14 +269,15 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
         seeds: list[int] | None = None, alpha: float | list[float] | None = None, quick: bool = False,
         jobs: int = 1, threads: int = 1, device: str | None = None, backend: str = "loky",
         scheduler: str | None = None, results_dir: str | Path = "results", data_dir: str | Path | None = None,
-        progress: bool = True, errors: str = "warn", yes: bool = False) -> Results:
+        progress: bool | str = True, errors: str = "warn", yes: bool = False) -> Results:
     """Run a suite (a built-in name or a TOML file; default: the built-in synthetic ``default``) and return
     its results; finished tasks are kept, so a second call only computes what is missing.
 
     ``methods`` / ``datasets`` / ``seeds`` slice or extend the suite as on the command line
     (``"csv:PATH:TARGET"`` adds your file); ``alpha`` a miscoverage level or a list of them (default: the
     suite's); ``jobs`` parallel workers, ``device`` 'cpu', 'cuda' or 'auto' (default: the suite's),
-    ``backend`` 'loky' or 'dask'. Bad input raises ValueError before any work. Methods defined in this
+    ``backend`` 'loky' or 'dask'; ``progress`` True (a bar), False or 'lines' (one line per finished task, for
+    logs). Bad input raises ValueError before any work. Methods defined in this
     session (a notebook cell, a module imported or reloaded here) run as they are loaded now, in every
     worker. ``errors``: what failed tasks do, once the others finished: 'warn' (a warning naming each),
     'raise' (:class:`TasksFailed`) or 'ignore' (read ``results.run_report.failed``). Methods left out on
@@ -291,9 +292,10 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
         raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}.")
     if results_dir is None or not isinstance(results_dir, (str, Path)):
         raise ValueError(f"results_dir={results_dir!r} must be a folder path, e.g. results_dir='results'.")
-    for name, flag in (("progress", progress), ("yes", yes)):
-        if not isinstance(flag, bool):
-            raise ValueError(f"{name}={flag!r} must be True or False.")
+    if not isinstance(progress, bool) and progress != "lines":
+        raise ValueError(f"progress={progress!r} must be True, False or 'lines'.")
+    if not isinstance(yes, bool):
+        raise ValueError(f"yes={yes!r} must be True or False.")
     loaded, tasks = suite_tasks(suite, methods=methods, datasets=datasets, seeds=seeds, alpha=alpha, quick=quick)
     if len(tasks) > LARGE_RUN and not yes:
         raise ValueError(f"this selection expands to {len(tasks):,} tasks (the largest built-in suite has a few "

@@ -30,7 +30,7 @@ def _run(args: argparse.Namespace) -> int:
     results = run(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds, alpha=args.alpha,
                   quick=args.quick, jobs=args.jobs, threads=args.threads, device=args.device, backend=args.backend,
                   scheduler=args.scheduler, results_dir=args.results_dir, data_dir=args.data_dir,
-                  progress=not args.no_progress, errors="ignore", yes=args.yes)
+                  progress="lines" if args.progress_lines else not args.no_progress, errors="ignore", yes=args.yes)
     report = results.run_report
     assert report is not None  # run() always reports
     for line in report.notes:
@@ -195,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--data-dir", default=None, help="data folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
     run.add_argument("--quick", action="store_true", help="the suite's quick variant (minutes)")
     run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    run.add_argument("--progress-lines", action="store_true",
+                     help="instead of the bar, one line per finished task: status, seconds, how it trained (logs)")
     run.add_argument("--yes", action="store_true", help="run a selection of more than 10,000 tasks")
     run.set_defaults(func=_run)
 

@@ -28,6 +28,25 @@ def test_default_run_meets_the_acceptance_check(tmp_path, capsys):
     assert (tmp_path / "summary.md").read_text().startswith("| suite | dataset | method")
 
 
+def test_progress_lines_name_each_finished_task_for_a_log(tmp_path, capsys):
+    """--progress-lines (what the GPU session's log needs): one line per finished task, its seconds."""
+    rng = __import__("numpy").random.default_rng(1)
+    pd.DataFrame({"y": rng.normal(size=400)}).to_csv(tmp_path / "s.csv", index=False)
+    args = ["run", "--datasets", f"csv:{tmp_path / 's.csv'}:y", "--methods", "autoreg", "aci", "--quick",
+            "--results-dir", str(tmp_path / "r"), "--progress-lines"]
+    assert main(args) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    summary = pd.read_csv(tmp_path / "r" / "summary.csv")
+    tasks = [line for line in lines if "/ base fits" not in line]  # the shared base fits' job says so too
+    assert len(tasks) == len(summary) >= 2 and len(lines) - len(tasks) <= 1
+    assert [int(line[1:line.index("/")]) for line in lines] == list(range(1, len(lines) + 1))
+    for line in tasks:
+        assert f"/{len(lines)}] csv:" in line and "/ seed 0: ok; fit " in line and " s, wall " in line, line
+    assert any("/ autoreg /" in line for line in lines) and any("/ aci /" in line for line in lines)
+    assert main(args) == 0  # nothing left to run: no line
+    assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+
+
 def test_csv_dataset_from_the_command_line(tmp_path):
     rng = __import__("numpy").random.default_rng(0)
     y = rng.normal(size=400).cumsum() * 0.1 + rng.normal(size=400)
