@@ -16,7 +16,10 @@ synthetic data of the paper's shapes (no download):
 (d) PA intervals for the 8,760 fesp test points: the Gauss-Newton matrix of one
     sparse MLP over 544 rows, then 8,760 predictive variances;
 (e) what batching an order-selection cell buys: (b) for the 5 seeds of a cell, one
-    after another vs as one stack of networks (the runner batches cells on a GPU).
+    after another vs as one stack of networks (the runner batches cells on a GPU);
+(f) on a GPU only, the same for a sets cell: one epoch of CF-RNN's LSTM-100 on
+    EEG-sized data for one seed, and for 5 seeds as one block-diagonal stack
+    (:mod:`pibench.methods.sequence.stacked`).
 
 The CPU side uses ``--threads`` torch threads (default: all cores, as a user's
 single job would); the pibench runner gives each task 1 thread and runs -j tasks.
@@ -41,7 +44,8 @@ from pibench.methods.pa.networks import MLP, AfterBurnIn, ElmanRNN, StackedElman
 from pibench.methods.pa.trainer import PASettings, train_pa
 from pibench.methods.sequence.losses import mse_loss
 from pibench.methods.sequence.network import SequenceNet
-from pibench.methods.sequence.train import train_network
+from pibench.methods.sequence.stacked import StackedSequenceNets
+from pibench.methods.sequence.train import train_network, train_stack
 
 
 def _seconds(work: Callable[[], object], device: str, repeats: int) -> float:
@@ -110,6 +114,25 @@ def lstm_epoch() -> Callable[[], object]:
     return work
 
 
+def lstm100_epoch(seeds: int) -> Callable[[], object]:
+    """(f): one epoch of ``sets_eeg100``'s LSTM-100 (EEG-sized), for one seed or ``seeds`` as one stack."""
+    rng = np.random.default_rng(4)
+    x = torch.as_tensor(rng.normal(size=(11930, 40, 1)), dtype=torch.float32)
+    y = torch.as_tensor(rng.normal(size=(11930, 10)), dtype=torch.float32)
+
+    def net(seed: int) -> SequenceNet:
+        torch.manual_seed(seed)
+        return SequenceNet(1, 100, 10)
+
+    def work():
+        if seeds == 1:
+            train_network(net(0), x, y, mse_loss, epochs=1, lr=1e-3, batch_size=150, seed=0)
+        else:
+            train_stack(StackedSequenceNets([net(b) for b in range(seeds)]), [x] * seeds, [y] * seeds, mse_loss,
+                        epochs=1, lr=1e-3, batch_size=150, seeds=list(range(seeds)))
+    return work
+
+
 def fesp_intervals() -> Callable[[], object]:
     rng = np.random.default_rng(3)
     X, X_test = rng.normal(size=(544, 13)), rng.normal(size=(8760, 13))
@@ -162,6 +185,8 @@ FIGURES = {
 GPU_ONLY = {
     "(b) the same, CUDA graphs off": lambda: elman_iterations(graphs=False),
     "(e) batched, CUDA graphs off": lambda: order_cell(batched=True, graphs=False),
+    "(f) one LSTM-100 epoch, EEG-sized, one seed": lambda: lstm100_epoch(1),
+    "(f) the same, 5 seeds as one stack": lambda: lstm100_epoch(5),
 }
 
 
@@ -214,6 +239,10 @@ def targets(seconds: dict[str, dict[str, float]]) -> list[str]:
         if device in b and device in batched:
             lines.append(f"{device}: (e) five seeds batched / one member (b) = {batched[device] / b[device]:.2f}x "
                          "(target on a GPU <= 1.5x)")
+    one, stack = (seconds.get(k, {}).get("cuda") for k in ("(f) one LSTM-100 epoch, EEG-sized, one seed",
+                                                            "(f) the same, 5 seeds as one stack"))
+    if one and stack:
+        lines.append(f"cuda: (f) five seeds stacked / one = {stack / one:.2f}x (apart: 5x)")
     return lines
 
 if __name__ == "__main__":

@@ -199,13 +199,14 @@ def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: st
     try:
         with task_runtime(threads, device):
             trained = [task_method(task) for task in tasks]
-            datas = []
+            datas: list = []  # what each task's first fit sees: a series window, or (train, calibration)
             for task in tasks:
                 problem = task_problem(task, data_dir).problem
-                if not isinstance(problem, SeriesProblem):
-                    raise TypeError("a cell trains on series problems only")
-                schedule = series_schedule(problem, **task.config["protocol"])
-                datas.append(problem.window(schedule.window_start(schedule.fit_steps[0]), schedule.fit_steps[0]))
+                if isinstance(problem, SeriesProblem):
+                    schedule = series_schedule(problem, **task.config["protocol"])
+                    datas.append(problem.window(schedule.window_start(schedule.fit_steps[0]), schedule.fit_steps[0]))
+                else:
+                    datas.append((problem.train, problem.calibration))
             cell_class: Any = type(trained[0])  # cells() chose a method class that has fit_together
             cell_class.fit_together(trained, datas)
         methods, cell = list(trained), {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
@@ -216,13 +217,14 @@ def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: st
 
 
 def cells(tasks: list[Task]) -> tuple[list[list[Task]], list[Task]]:
-    """(cells, the other tasks). A cell: >= 2 offline tasks that differ only in their seed, whose
-    method trains several fits as one network (``fit_together``: PA-RNN's order-selection cells)."""
+    """(cells, the other tasks). A cell: >= 2 tasks of one fit each (offline series, or sets) that differ
+    only in their seed, whose method trains several fits as one network (``fit_together``: PA-RNN's
+    order-selection cells; CF-RNN and MQ-RNN, :class:`~pibench.methods.sequence.base.TrainsTogether`)."""
     groups: dict[str, list[Task]] = {}
     others = []
     for task in tasks:
         c = task.config
-        if c["protocol"].get("kind") == "offline" and hasattr(task_method_class(task), "fit_together"):
+        if c["protocol"].get("kind") in ("offline", "set") and hasattr(task_method_class(task), "fit_together"):
             groups.setdefault(stable_hash({k: v for k, v in c.items() if k != "seed"}), []).append(task)
         else:
             others.append(task)

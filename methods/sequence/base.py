@@ -10,6 +10,10 @@ network into intervals.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
@@ -19,7 +23,8 @@ from pibench.methods.forecasters.scaling import Standardizer
 from pibench.methods.param_checks import non_negative_int, positive, positive_int
 from pibench.methods.sequence.losses import mse_loss
 from pibench.methods.sequence.network import SequenceNet
-from pibench.methods.sequence.train import train_network
+from pibench.methods.sequence.stacked import StackedSequenceNets
+from pibench.methods.sequence.train import train_network, train_stack
 
 
 class SequenceMethod(IntervalMethod):
@@ -60,8 +65,13 @@ class SequenceMethod(IntervalMethod):
         return SequenceNet(data.x.shape[2], self.hidden, data.horizon, outputs_per_step, dropout)
 
     def _train(self, data: SetData, outputs_per_step: int = 1, dropout: float = 0.0, loss_fn=mse_loss) -> SequenceNet:
-        """A network trained on ``data`` (scalers fitted on it), in eval mode."""
+        """A network trained on ``data`` (scalers fitted on it), in eval mode: the one :meth:`fit_together`
+        left for this data if it did, else trained here."""
         x, y = self._scale(data)
+        together = self.__dict__.pop("trained_together_", None)
+        if together is not None and together[0] == _fingerprint(data):
+            net, self.loss_history_ = together[1:]
+            return net.eval()
         net = self._new_network(data, outputs_per_step, dropout)
         self.loss_history_ = train_network(net, x, y, loss_fn, epochs=self.epochs, lr=self.lr,
                                            batch_size=self.batch_size, seed=self._seed(),
@@ -83,3 +93,55 @@ class SequenceMethod(IntervalMethod):
     def diagnostics(self) -> dict:
         history = getattr(self, "loss_history_", None)
         return {"final_train_loss": float(history[-1])} if history else {}
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What a set method's network trains on and how: :meth:`TrainsTogether._training_plan`'s answer."""
+
+    data: SetData
+    outputs_per_step: int = 1
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = mse_loss
+
+
+class TrainsTogether(SequenceMethod):
+    """A set method whose fits of one problem, differing only in their seed, can train as one network
+    (:class:`~pibench.methods.sequence.stacked.StackedSequenceNets`): on a GPU the runner trains a cell of
+    seeds so (``batch_cells``); each member keeps its seed's initial weights and minibatches. Its
+    network has no dropout. A subclass says what it trains on (:meth:`_training_plan`) and fits with
+    ``self._train(**vars(self._training_plan(train, calibration)))``."""
+
+    #: left by :meth:`fit_together` for the next fit: (the training data's fingerprint, network, loss history)
+    trained_together_: tuple[str, SequenceNet, list[float]]
+
+    def _training_plan(self, train: SetData, calibration: SetData | None) -> TrainingPlan:
+        raise NotImplementedError
+
+    @classmethod
+    def fit_together(cls, methods: list[TrainsTogether], datas: list[tuple[SetData, SetData | None]]) -> None:
+        """Train the networks of ``methods[b].fit(*datas[b])`` as one stack; each fit then takes its member.
+        The methods must share every parameter but the seed, and their training sets their size."""
+        def settings(m: TrainsTogether) -> dict:
+            return {k: v for k, v in m.get_params().items() if k != "random_state"}
+        if any(type(m) is not cls or settings(m) != settings(methods[0]) for m in methods):
+            raise ValueError(f"{cls.name} fits train together only with equal settings.")
+        for m in methods:
+            m.check_params()
+        plans = [m._training_plan(train, calibration) for m, (train, calibration) in zip(methods, datas)]
+        scaled = [m._scale(plan.data) for m, plan in zip(methods, plans)]
+        first, plan = methods[0], plans[0]
+        stack = StackedSequenceNets([m._new_network(p.data, p.outputs_per_step) for m, p in zip(methods, plans)])
+        histories = train_stack(stack, [x for x, _ in scaled], [y for _, y in scaled], plan.loss_fn,
+                                epochs=first.epochs, lr=first.lr, batch_size=first.batch_size,
+                                seeds=[m._seed() for m in methods], steps_per_epoch=first.steps_per_epoch)
+        for b, (m, p) in enumerate(zip(methods, plans)):
+            m.trained_together_ = (_fingerprint(p.data), stack.member(b), histories[b])
+
+
+def _fingerprint(data: SetData) -> str:
+    """Which data a network trained together was trained on (a fit takes it only for the same data)."""
+    digest = hashlib.sha256()
+    for array in (data.x, data.y):
+        a = np.ascontiguousarray(array, dtype=float)
+        digest.update(str(a.shape).encode() + a.tobytes())
+    return digest.hexdigest()

@@ -14,20 +14,24 @@ import numpy as np
 from pibench.data_loaders.problems import SetData
 from pibench.methods.base import Interval, register
 from pibench.methods.calibration.bonferroni import bonferroni_critical_scores
-from pibench.methods.sequence.base import SequenceMethod
+from pibench.methods.sequence.base import TrainingPlan, TrainsTogether
 
 
 @register
-class CFRNN(SequenceMethod):
+class CFRNN(TrainsTogether):
     """Conformal forecasting RNN: LSTM forecaster, Bonferroni split-conformal widths per horizon."""
 
     name = "cfrnn"
 
-    def fit(self, train: SetData, calibration: SetData | None = None) -> CFRNN:
-        self.check_params()
+    def _training_plan(self, train: SetData, calibration: SetData | None) -> TrainingPlan:
         if calibration is None or calibration.n < 1:
             raise ValueError("cfrnn calibrates on held-out sequences: give a calibration split.")
-        self.net_ = self._train(train)
+        return TrainingPlan(train)
+
+    def fit(self, train: SetData, calibration: SetData | None = None) -> CFRNN:
+        self.check_params()
+        self.net_ = self._train(**vars(self._training_plan(train, calibration)))
+        assert calibration is not None  # the plan asked for it
         scores = np.abs(calibration.y - self._outputs(self.net_, calibration.x))
         self.critical_scores_ = bonferroni_critical_scores(scores, self.alpha)
         return self

@@ -12,21 +12,24 @@ import numpy as np
 
 from pibench.data_loaders.problems import SetData
 from pibench.methods.base import Interval, register
-from pibench.methods.sequence.base import SequenceMethod
+from pibench.methods.sequence.base import TrainingPlan, TrainsTogether
 from pibench.methods.sequence.losses import pinball_loss
 
 
 @register
-class MQRNN(SequenceMethod):
+class MQRNN(TrainsTogether):
     """Multi-quantile RNN: the alpha/2 and 1 - alpha/2 quantiles of each horizon, pinball loss."""
 
     name = "mqrnn"
 
+    def _training_plan(self, train: SetData, calibration: SetData | None) -> TrainingPlan:
+        levels = (self.alpha / 2, 1 - self.alpha / 2)
+        return TrainingPlan(train if calibration is None else train.concat(calibration), outputs_per_step=2,
+                            loss_fn=lambda pred, y: pinball_loss(pred, y, levels))
+
     def fit(self, train: SetData, calibration: SetData | None = None) -> MQRNN:
         self.check_params()
-        data = train if calibration is None else train.concat(calibration)
-        levels = (self.alpha / 2, 1 - self.alpha / 2)
-        self.net_ = self._train(data, outputs_per_step=2, loss_fn=lambda pred, y: pinball_loss(pred, y, levels))
+        self.net_ = self._train(**vars(self._training_plan(train, calibration)))
         return self
 
     def predict_interval(self, x: np.ndarray) -> Interval:

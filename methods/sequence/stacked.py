@@ -1,0 +1,109 @@
+"""Several sequence networks of one shape trained as one: the seeds of a set method's cell on a GPU.
+
+Member b of B is a :class:`~pibench.methods.sequence.network.SequenceNet` (LSTM with
+d inputs and h units, linear head to O = H x k outputs). The stack is one
+``torch.nn.LSTM`` with B d inputs and B h units whose weights are block-diagonal:
+member b reads inputs b d .. (b + 1) d - 1, owns units b h .. (b + 1) h - 1 of each gate
+block (torch's gate rows i, f, g, o), and its head block reads only its units. The
+cross-member weights start at 0 and their gradients are masked to 0 before each
+step, so under Adam (elementwise: zero gradient and zero moments give a zero step)
+they stay exactly 0 and each member computes its own network, fed its own
+minibatch, up to the rounding of the larger kernels. On a GPU that is one set of
+kernels for B networks where B processes would share the GPU by time slices.
+
+Members with dropout are refused: their masks would come from one generator, so a
+member's result would depend on the others in its cell.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import torch
+from torch import nn
+
+from pibench.methods.sequence.network import SequenceNet
+
+
+class StackedSequenceNets(nn.Module):
+    """B members (module doc) as one network: x (m, T, B d) -> (m, B, H) or (m, B, H, k)."""
+
+    members: int
+    d: int
+    h: int
+    horizon: int
+    k: int
+    mask_ih: torch.Tensor  # where the weights may be nonzero (buffers: they move with the network)
+    mask_hh: torch.Tensor
+    mask_head: torch.Tensor
+
+    def __init__(self, members: list[SequenceNet]):
+        super().__init__()
+        if not all(isinstance(m.lstm, nn.LSTM) for m in members):
+            raise TypeError("stack the trainable networks, not their step-by-step twins.")
+        shapes = {(cast(nn.LSTM, m.lstm).input_size, cast(nn.LSTM, m.lstm).hidden_size, int(m.horizon), int(m.k))
+                  for m in members}
+        if len(shapes) > 1:
+            raise ValueError("stacked sequence networks must share inputs, units, horizon and outputs per step.")
+        if any(m.dropout.p > 0 for m in members):
+            raise ValueError("networks with dropout train alone: one dropout generator would tie the members.")
+        self.members = len(members)
+        self.d, self.h, self.horizon, self.k = shapes.pop()
+        B, d, h, n_out = self.members, self.d, self.h, self.horizon * self.k
+        self.lstm = nn.LSTM(B * d, B * h, batch_first=True)
+        self.head = nn.Linear(B * h, B * n_out)
+        self.register_buffer("mask_ih", torch.zeros(4 * B * h, B * d, dtype=torch.bool))
+        self.register_buffer("mask_hh", torch.zeros(4 * B * h, B * h, dtype=torch.bool))
+        self.register_buffer("mask_head", torch.zeros(B * n_out, B * h, dtype=torch.bool))
+        mine = dict(self.named_parameters())
+        with torch.no_grad():
+            for p in mine.values():
+                p.zero_()
+            for b, member in enumerate(members):
+                rows, ins, units, outs = self._blocks(b)
+                theirs = dict(member.named_parameters())
+                mine["lstm.weight_ih_l0"][rows[:, None], ins] = theirs["lstm.weight_ih_l0"]
+                mine["lstm.weight_hh_l0"][rows[:, None], units] = theirs["lstm.weight_hh_l0"]
+                mine["lstm.bias_ih_l0"][rows] = theirs["lstm.bias_ih_l0"]
+                mine["lstm.bias_hh_l0"][rows] = theirs["lstm.bias_hh_l0"]
+                mine["head.weight"][outs[:, None], units] = theirs["head.weight"]
+                mine["head.bias"][outs] = theirs["head.bias"]
+                self.mask_ih[rows[:, None], ins] = True
+                self.mask_hh[rows[:, None], units] = True
+                self.mask_head[outs[:, None], units] = True
+
+    def _blocks(self, b: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Member b's gate rows (its 4 h rows in torch's order: gate, then unit), inputs, units and outputs."""
+        B, d, h, n_out = self.members, self.d, self.h, self.horizon * self.k
+        rows = (torch.arange(4)[:, None] * B * h + b * h + torch.arange(h)[None, :]).reshape(-1)
+        return rows, torch.arange(b * d, (b + 1) * d), torch.arange(b * h, (b + 1) * h), \
+            torch.arange(b * n_out, (b + 1) * n_out)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        _, (state, _) = self.lstm(x)
+        out = self.head(state[-1]).view(x.shape[0], self.members, self.horizon, self.k)
+        return out[..., 0] if self.k == 1 else out
+
+    def mask_gradients(self) -> None:
+        """Zero the gradients of the cross-member weights (called before every optimiser step)."""
+        params = dict(self.named_parameters())
+        for name, mask in (("lstm.weight_ih_l0", self.mask_ih), ("lstm.weight_hh_l0", self.mask_hh),
+                           ("head.weight", self.mask_head)):
+            grad = params[name].grad
+            if grad is not None:
+                grad.mul_(mask)
+
+    def member(self, b: int) -> SequenceNet:
+        """Member b as a :class:`SequenceNet` on the CPU (its blocks copied out)."""
+        net = SequenceNet(self.d, self.h, self.horizon, self.k)
+        rows, ins, units, outs = self._blocks(b)
+        source = {k: v.detach().cpu() for k, v in self.named_parameters()}
+        blocks = {"lstm.weight_ih_l0": source["lstm.weight_ih_l0"][rows[:, None], ins],
+                  "lstm.weight_hh_l0": source["lstm.weight_hh_l0"][rows[:, None], units],
+                  "lstm.bias_ih_l0": source["lstm.bias_ih_l0"][rows],
+                  "lstm.bias_hh_l0": source["lstm.bias_hh_l0"][rows],
+                  "head.weight": source["head.weight"][outs[:, None], units], "head.bias": source["head.bias"][outs]}
+        with torch.no_grad():
+            for name, p in net.named_parameters():
+                p.copy_(blocks[name])
+        return net
