@@ -112,6 +112,7 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
         if method.serves_spans:  # no online state: every step of this fit in one call
             intervals.append(method.predict_interval(problem.X[steps.start : steps.stop]))
         else:
+            method.anticipate(problem.X[steps.start : steps.stop])
             for t in steps:
                 intervals.append(method.predict_interval(problem.X[t : t + 1]))
                 method.update(problem.y[t : t + 1])

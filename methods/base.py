@@ -15,7 +15,9 @@ only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
   ``fit`` starts from scratch; ``refit`` retrains on a new window but keeps the
   online state that ``update`` built (e.g. ACI's alpha_t). A method with
   ``serves_spans = True`` (no online state: PA, PA-RNN) is asked once per fit for
-  all the steps it serves, ``predict_interval(X[t0:t1])``, and gets no ``update``.
+  all the steps it serves, ``predict_interval(X[t0:t1])``, and gets no ``update``;
+  the others are shown those steps' inputs first (``anticipate(X[t0:t1])``), to
+  compute ahead what depends on each X_t alone.
 
 * set (``shape = "set"``)::
 
@@ -166,6 +168,12 @@ class IntervalMethod(ABC):
 
     def update(self, y: np.ndarray) -> None:
         """Reveal the targets of the last prediction (series, online); default: ignore."""
+
+    def anticipate(self, X: np.ndarray) -> None:
+        """Series: the inputs (m, G, p) of the m steps this fit will serve, given once before the first is
+        asked for. A method may compute ahead what depends on each X_t alone (a base model's forecasts, in
+        one batch), never anything from the targets: X_t's lags hold targets of earlier steps that ``update``
+        has not revealed yet. Default: nothing."""
 
     def diagnostics(self) -> dict:
         """Scalar facts about the run worth recording (e.g. how often a fallback fired)."""

@@ -180,3 +180,32 @@ def test_pas_sd_is_its_own_interval_over_z(regime_problems):
 def test_model_scale_refusals(params, match):
     with pytest.raises(ValueError, match=match):
         get_method("aci")(**params).check_params()
+
+
+def test_pas_points_and_sds_computed_ahead_give_the_step_by_step_intervals(regime_problems):
+    """The protocol shows a fit's coming inputs first (``anticipate``): with scale="model" the base's points and
+    sds come from one batch, equal to the step-by-step ones to float rounding; inputs not anticipated (or out
+    of order) are computed live."""
+    from pibench.benchmarks.protocols import run_series
+
+    class _StepByStep(get_method("aci")):  # type: ignore[misc, valid-type]
+        def anticipate(self, X):
+            pass
+
+    problem = regime_problems[1]
+    protocol = {"kind": "online", "window": 500, "retrain_every": 250, "test_steps": 500}
+    params = dict(gamma=0.01, score="normalized", scale="model", **PA_BASE)
+    ahead = run_series(problem, get_method("aci")(**params), **protocol)
+    live = run_series(problem, _StepByStep(**params), **protocol)
+    for name in ("lower", "upper", "point"):
+        np.testing.assert_allclose(getattr(ahead, name), getattr(live, name), rtol=1e-9, atol=1e-9)
+    method = get_method("aci")(**params)
+    method.fit(problem.window(problem.test_start - 500, problem.test_start))
+    t = problem.test_start
+    method.anticipate(problem.X[t : t + 10])
+    skipped = method.predict_interval(problem.X[t + 3 : t + 4])  # not the next anticipated input: live
+    sd = method.window_fit_.predict_sd(problem.X[t + 3 : t + 4])
+    np.testing.assert_allclose((skipped.upper - skipped.point)[0], method._to_raw_width(method._half_width()[0]),
+                               rtol=1e-12)
+    np.testing.assert_allclose(method._score_scale().current(), sd[0], rtol=1e-12)
+    assert method.ahead_.next == 0
