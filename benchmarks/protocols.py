@@ -111,6 +111,10 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
         steps = schedule.served_steps(i)
         if method.serves_spans:  # no online state: every step of this fit in one call
             intervals.append(method.predict_interval(problem.X[steps.start : steps.stop]))
+            if intervals[-1].lower.shape[0] != len(steps):
+                raise ValueError(f"method {method.name!r} serves spans (serves_spans = True) but answered "
+                                 f"{intervals[-1].lower.shape[0]} step(s) for {len(steps)}: predict_interval must "
+                                 "answer every row of X.")
         else:
             method.anticipate(problem.X[steps.start : steps.stop])
             for t in steps:

@@ -310,9 +310,11 @@ def _finished_line(record: dict, done: int, total: int) -> str:
     what = " / ".join(str(record[k]) for k in ("dataset", "method", "setting") if record.get(k) not in (None, ""))
     seconds = ", ".join(f"{k} {record[f'{k}_seconds']:.1f} s" for k in ("fit", "predict", "wall")
                         if isinstance(record.get(f"{k}_seconds"), (int, float)))
+    extra = [f"train step {record['train_step']}"] if record.get("train_step") else []
     cell = record.get("cell")
-    extra = ([f"trained in a cell of {cell.get('members')}"] if isinstance(cell, dict) else []) \
-        + ([f"train step {record['train_step']}"] if record.get("train_step") else [])
+    if isinstance(cell, dict):
+        extra.insert(0, f"trained in a cell of {cell.get('members')}" if "error" not in cell
+                     else f"its cell of {cell.get('members')} failed, trained alone ({str(cell['error'])[:100]})")
     seed = f" / seed {record['seed']}" if "seed" in record else ""
     return (f"[{done}/{total}] {what}{seed}: {record['status']}"
             + (f"; {seconds}" if seconds else "") + "".join(f"; {e}" for e in extra))

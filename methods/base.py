@@ -124,6 +124,10 @@ class IntervalMethod(ABC):
     def get_params(self) -> dict:
         return {name: getattr(self, name) for name in self._param_names()}
 
+    def params_but_seed(self) -> dict:
+        """Every parameter but ``random_state``: fits that train together as one network (a cell) share them."""
+        return {k: v for k, v in self.get_params().items() if k != "random_state"}
+
     @classmethod
     def handles(cls, shape: str) -> bool:
         """Whether the method runs on problems of ``shape`` ("series" or "set")."""

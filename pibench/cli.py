@@ -194,9 +194,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results-dir", default=DEFAULT_RESULTS, help=f"where results go (default ./{DEFAULT_RESULTS})")
     run.add_argument("--data-dir", default=None, help="data folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
     run.add_argument("--quick", action="store_true", help="the suite's quick variant (minutes)")
-    run.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    run.add_argument("--progress-lines", action="store_true",
-                     help="instead of the bar, one line per finished task: status, seconds, how it trained (logs)")
+    progress = run.add_mutually_exclusive_group()
+    progress.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    progress.add_argument("--progress-lines", action="store_true",
+                          help="instead of the bar, one line per finished task: status, seconds, how it trained (logs)")
     run.add_argument("--yes", action="store_true", help="run a selection of more than 10,000 tasks")
     run.set_defaults(func=_run)
 

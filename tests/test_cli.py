@@ -47,6 +47,17 @@ def test_progress_lines_name_each_finished_task_for_a_log(tmp_path, capsys):
     assert not [line for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
 
 
+def test_a_task_line_says_when_its_cell_failed():
+    from pibench.benchmarks.runner import _finished_line
+
+    record = {"dataset": "eeg", "method": "cfrnn", "setting": "LSTM-100", "seed": 2, "status": "ok",
+              "fit_seconds": 30.0, "predict_seconds": 1.0, "wall_seconds": 31.5}
+    assert _finished_line({**record, "cell": {"members": 5, "train_seconds": 40.0}}, 3, 20) == (
+        "[3/20] eeg / cfrnn / LSTM-100 / seed 2: ok; fit 30.0 s, predict 1.0 s, wall 31.5 s; trained in a cell of 5")
+    failed = _finished_line({**record, "cell": {"members": 5, "error": "ValueError: padded sequences"}}, 3, 20)
+    assert failed.endswith("; its cell of 5 failed, trained alone (ValueError: padded sequences)")
+
+
 def test_csv_dataset_from_the_command_line(tmp_path):
     rng = __import__("numpy").random.default_rng(0)
     y = rng.normal(size=400).cumsum() * 0.1 + rng.normal(size=400)

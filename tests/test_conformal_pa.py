@@ -203,9 +203,11 @@ def test_pas_points_and_sds_computed_ahead_give_the_step_by_step_intervals(regim
     method.fit(problem.window(problem.test_start - 500, problem.test_start))
     t = problem.test_start
     method.anticipate(problem.X[t : t + 10])
+    method.predict_interval(problem.X[t : t + 1])
+    assert method.ahead_.next == 1  # served from what was computed ahead
     skipped = method.predict_interval(problem.X[t + 3 : t + 4])  # not the next anticipated input: live
     sd = method.window_fit_.predict_sd(problem.X[t + 3 : t + 4])
     np.testing.assert_allclose((skipped.upper - skipped.point)[0], method._to_raw_width(method._half_width()[0]),
                                rtol=1e-12)
     np.testing.assert_allclose(method._score_scale().current(), sd[0], rtol=1e-12)
-    assert method.ahead_.next == 0
+    assert method.ahead_.next == 1

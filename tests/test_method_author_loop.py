@@ -353,6 +353,7 @@ def test_a_bad_suite_file_lists_every_problem(tmp_path):
     ({"methods": []}, "methods=[] selects nothing"),
     ({"seeds": 0}, "seeds=0 must be a list of whole numbers"),
     ({"quick": "false"}, "quick='false' must be True or False"),
+    ({"progress": "bar"}, "progress='bar' must be True, False or 'lines'"),
     ({"results_dir": None}, "results_dir=None must be a folder path"),
     ({"suite": ""}, "is not a suite"),
 ])

@@ -69,7 +69,9 @@ def _members_train_as_alone(steps_per_epoch: int, rtol: float) -> None:
     stack = StackedSequenceNets(_nets(seeds))
     together = train_stack(stack, [x for x, _ in data], [y for _, y in data], mse_loss, epochs=3, lr=0.01,
                            batch_size=25, seeds=seeds, steps_per_epoch=steps_per_epoch)
-    assert not stack.lstm.weight_ih_l0[~stack.mask_ih].any() and not stack.head.weight[~stack.mask_head].any()
+    for weights, mask in ((stack.lstm.weight_ih_l0, stack.mask_ih), (stack.lstm.weight_hh_l0, stack.mask_hh),
+                          (stack.head.weight, stack.mask_head)):
+        assert not weights[~mask].any() and weights[mask].all()  # the cross-member weights stay exactly 0
     for b, net in enumerate(apart):
         np.testing.assert_allclose(together[b], histories[b], rtol=rtol)
         mine = dict(stack.member(b).named_parameters())
@@ -95,6 +97,8 @@ def test_what_cannot_train_as_a_stack_is_refused():
         train_stack(stack, [x0, x1], [y0, y1], mse_loss, epochs=1, lr=0.01, batch_size=25, seeds=[0, 1])
     with pytest.raises(ValueError, match="all of one size"):
         train_stack(stack, [x0, x0[:50]], [y0, y0[:50]], mse_loss, epochs=1, lr=0.01, batch_size=25, seeds=[0, 1])
+    with pytest.raises(ValueError, match="one length with 2 feature"):
+        train_stack(stack, [x0, x0[:, :5]], [y0, y0], mse_loss, epochs=1, lr=0.01, batch_size=25, seeds=[0, 1])
 
 
 def _set(seed, n):
@@ -112,13 +116,15 @@ def test_fits_together_then_each_fit_takes_its_member(name):
     type(cell[0]).fit_together(cell, [(train, calibration)] * 3)
     for a, c in zip(alone, cell):
         c.fit(train, calibration)
-        assert not hasattr(c, "trained_together_")  # taken
+        assert c.trained_in_cell_ and c.diagnostics()["trained_in_cell"] and not hasattr(c, "trained_together_")
+        assert not a.trained_in_cell_ and "trained_in_cell" not in a.diagnostics()
         np.testing.assert_allclose(c.predict_interval(test.x).upper, a.predict_interval(test.x).upper, rtol=1e-3)
         np.testing.assert_allclose(c.loss_history_, a.loss_history_, rtol=1e-3)
     # a network trained together on other data is not taken: the fit trains its own
     stray = get_method(name)(random_state=0, **params)
     type(stray).fit_together([stray, get_method(name)(random_state=1, **params)], [(_set(5, 120), calibration)] * 2)
     stray.fit(train, calibration)
+    assert not stray.trained_in_cell_
     np.testing.assert_array_equal(stray.predict_interval(test.x).upper, alone[0].predict_interval(test.x).upper)
     with pytest.raises(ValueError, match="equal settings"):
         type(stray).fit_together([stray, get_method(name)(random_state=1, hidden=7, epochs=4)],
@@ -171,5 +177,6 @@ def test_the_runner_trains_set_cells_together_and_records_them(tmp_path):
             pd.testing.assert_frame_equal(mine, theirs)
             continue
         assert record["cell"]["members"] == 3 and "error" not in record["cell"], record["cell"]
+        assert record["trained_in_cell"] is True
         assert "cell" not in by_id[record["task_id"]]
         np.testing.assert_allclose(mine["upper"], theirs["upper"], rtol=1e-3)

@@ -58,6 +58,16 @@ def test_a_span_method_is_asked_once_per_fit_and_answers_as_step_by_step():
         np.testing.assert_array_equal(getattr(by_span, name), getattr(by_step, name))
 
 
+def test_a_span_answer_must_cover_the_span():
+    class _Short(_SpanRecorder):
+        def predict_interval(self, X):
+            return super().predict_interval(X[:1])
+
+    problem = expar_problem(n_train=200, n_test=50, n_lags=2, seed=1)
+    with pytest.raises(ValueError, match="serves spans .* answered 1 step"):
+        run_series(problem, _Short(), kind="offline")
+
+
 def test_a_method_that_serves_spans_cannot_have_online_state():
     with pytest.raises(TypeError, match="serves spans .* defines update"):
         class _Both(_SpanRecorder):
@@ -70,10 +80,11 @@ def _one_step_at_a_time(method, problem, start, stop):
     return {name: np.concatenate([getattr(iv, name) for iv in ivs]) for name in ("lower", "upper", "point")}
 
 
-def test_pa_rnn_answers_a_span_as_its_steps_and_keeps_the_history(one_torch_thread):
+@pytest.mark.parametrize("seq_len, burn_in", [(6, 2), (1, 0)])
+def test_pa_rnn_answers_a_span_as_its_steps_and_keeps_the_history(one_torch_thread, seq_len, burn_in):
     problem = expar_problem(n_train=600, n_test=120, n_lags=3, seed=0)
-    method = get_method("pa_rnn")(hidden=12, seq_len=6, burn_in=2, iterations=200, T1=60, T2=100, T3=160,
-                                  refine_iterations=30, lr=5e-3, s0_init=1e-5, s0_end=1e-6, lam=1e-6)
+    method = get_method("pa_rnn")(hidden=12, seq_len=seq_len, burn_in=burn_in, iterations=200, T1=60, T2=100,
+                                  T3=160, refine_iterations=30, lr=5e-3, s0_init=1e-5, s0_end=1e-6, lam=1e-6)
     method.fit(problem.window(0, problem.test_start))
     stepwise = copy.deepcopy(method)
     t0, t1 = problem.test_start, problem.n_steps

@@ -141,10 +141,9 @@ class PARNN(IntervalMethod):
         alone up to the rounding of the batched kernels; ``methods[b].fit(datas[b])`` then
         uses it. The fits must share every setting but the seed, and their data shapes.
         """
-        def settings(m: PARNN) -> dict:
-            return {k: v for k, v in m.get_params().items() if k != "random_state"}
         sets = [m._training_set(d) for m, d in zip(methods, datas)]
-        if any(settings(m) != settings(methods[0]) for m in methods) or len({s[0].shape for s in sets}) > 1:
+        same = all(m.params_but_seed() == methods[0].params_but_seed() for m in methods)
+        if not same or len({s[0].shape for s in sets}) > 1:
             raise ValueError("pa_rnn fits train together only with equal settings and equally long windows.")
         first = methods[0]
         rnns = [m._initial_rnn(seqs.shape[2], seed) for m, (seqs, _, seed) in zip(methods, sets)]

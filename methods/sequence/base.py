@@ -69,7 +69,9 @@ class SequenceMethod(IntervalMethod):
         left for this data if it did, else trained here."""
         x, y = self._scale(data)
         together = self.__dict__.pop("trained_together_", None)
-        if together is not None and together[0] == _fingerprint(data):
+        self.trained_in_cell_ = together is not None and together[0] == _fingerprint(data)
+        if self.trained_in_cell_:
+            assert together is not None
             net, self.loss_history_ = together[1:]
             return net.eval()
         net = self._new_network(data, outputs_per_step, dropout)
@@ -92,7 +94,8 @@ class SequenceMethod(IntervalMethod):
 
     def diagnostics(self) -> dict:
         history = getattr(self, "loss_history_", None)
-        return {"final_train_loss": float(history[-1])} if history else {}
+        return ({"final_train_loss": float(history[-1])} if history else {}) \
+            | ({"trained_in_cell": True} if getattr(self, "trained_in_cell_", False) else {})
 
 
 @dataclass(frozen=True)
@@ -121,9 +124,7 @@ class TrainsTogether(SequenceMethod):
     def fit_together(cls, methods: list[TrainsTogether], datas: list[tuple[SetData, SetData | None]]) -> None:
         """Train the networks of ``methods[b].fit(*datas[b])`` as one stack; each fit then takes its member.
         The methods must share every parameter but the seed, and their training sets their size."""
-        def settings(m: TrainsTogether) -> dict:
-            return {k: v for k, v in m.get_params().items() if k != "random_state"}
-        if any(type(m) is not cls or settings(m) != settings(methods[0]) for m in methods):
+        if any(type(m) is not cls or m.params_but_seed() != methods[0].params_but_seed() for m in methods):
             raise ValueError(f"{cls.name} fits train together only with equal settings.")
         for m in methods:
             m.check_params()

@@ -12,7 +12,9 @@ minibatch, up to the rounding of the larger kernels. On a GPU that is one set of
 kernels for B networks where B processes would share the GPU by time slices.
 
 Members with dropout are refused: their masks would come from one generator, so a
-member's result would depend on the others in its cell.
+member's result would depend on the others in its cell. The members are apart only
+while their numbers are finite: a member that diverges to inf or NaN reaches the
+others through 0 x NaN in the shared products, and its cell's tasks fail.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ class StackedSequenceNets(nn.Module):
                            ("head.weight", self.mask_head)):
             grad = params[name].grad
             if grad is not None:
-                grad.mul_(mask)
+                grad.masked_fill_(~mask, 0.0)
 
     def member(self, b: int) -> SequenceNet:
         """Member b as a :class:`SequenceNet` on the CPU (its blocks copied out)."""

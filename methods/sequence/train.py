@@ -72,6 +72,9 @@ def train_stack(
     must be equally many sequences without padding. Returns each member's loss history."""
     if len({len(y) for y in ys}) > 1 or not len(xs) == len(ys) == len(seeds) == stack.members:
         raise ValueError("a stack trains one dataset per member, all of one size.")
+    if len({tuple(x.shape) for x in xs}) > 1 or xs[0].shape[-1] != stack.d:
+        raise ValueError(f"a stack's members read sequences of one length with {stack.d} feature(s) each; got "
+                         f"{sorted({tuple(x.shape) for x in xs})}.")
     if any(bool(torch.isnan(x).any()) for x in xs):
         raise ValueError("padded sequences (NaN) train alone: the stack reads every step of every member.")
     return _train(stack, list(xs), list(ys), loss_fn, list(seeds), epochs=epochs, lr=lr, batch_size=batch_size,
