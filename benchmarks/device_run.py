@@ -80,9 +80,11 @@ STAGES = (
                         "test_sequence_cells.py)"),
     Stage("perf_device", 120, "perf_device, CPU and GPU columns"),
     Stage("profile", 45, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
-    Stage("ar_order_paper", 300, "the order-selection table at width 1,000 (target: 5 min)"),
-    Stage("sets_eeg100", 300, "the EEG LSTM-100 table (target: 5 min)"),
-    Stage("fesp", 120, "fesp paper-scale with --device cuda (target: 30 s)"),
+    # a suite may run on past its target, as far as the budget goes: a table finished late is worth more than none
+    # (the H200 run stopped all three at 300 / 300 / 120 s with 125 s of the budget unused)
+    Stage("ar_order_paper", 480, "the order-selection table at width 1,000 (target: 5 min)"),
+    Stage("sets_eeg100", 480, "the EEG LSTM-100 table (target: 5 min)"),
+    Stage("fesp", 300, "fesp paper-scale with --device cuda (target: 30 s)"),
 )
 STAGE_NAMES = tuple(stage.name for stage in STAGES)
 

@@ -148,25 +148,24 @@ params = { hidden = 6, epochs = 3, n_passes = 5 }
 """
 
 
-def test_the_runner_trains_set_cells_together_and_records_them(tmp_path):
+def test_the_runner_trains_set_cells_together_and_records_them(tmp_path, shared_data_dir):
     """batch_cells (on by default only on a GPU): CF-RNN's and MQ-RNN's three seeds train as one network each,
     DP-RNN's alone (dropout); the results are those of training alone, up to rounding."""
     from pibench.benchmarks.runner import cells, run_tasks
     from pibench.benchmarks.store import ResultsStore
     from pibench.benchmarks.suite import build_tasks, load_suite
-    from pibench.data_loaders.paths import DataNotFoundError, locate
+    from pibench.data_loaders.paths import DATASET_FILES
 
-    try:
-        locate("covid")
-    except DataNotFoundError:
-        pytest.skip("the COVID-19 file is not staged (PIBENCH_DATA)")
+    if not (shared_data_dir / DATASET_FILES["covid"].relpath).is_file():
+        pytest.skip("the COVID-19 file is not in the shared data folder")
+    data_dir = str(shared_data_dir)
     path = tmp_path / "cells.toml"
     path.write_text(SETS_CELL_SUITE)
     tasks = build_tasks(load_suite(str(path)))
     batched, others = cells(tasks)
     assert sorted(len(c) for c in batched) == [3, 3] and {t.config["method"]["name"] for t in others} == {"dprnn"}
-    alone = run_tasks(tasks, tmp_path / "alone", progress=False)
-    together = run_tasks(tasks, tmp_path / "together", progress=False, batch_cells=True)
+    alone = run_tasks(tasks, tmp_path / "alone", data_dir=data_dir, progress=False)
+    together = run_tasks(tasks, tmp_path / "together", data_dir=data_dir, progress=False, batch_cells=True)
     assert not alone.failed and not together.failed
     by_id = {r["task_id"]: r for r in alone.executed}
     for record in together.executed:
