@@ -128,6 +128,12 @@ class IntervalMethod(ABC):
         """Every parameter but ``random_state``: fits that train together as one network (a cell) share them."""
         return {k: v for k, v in self.get_params().items() if k != "random_state"}
 
+    def _take_from_cell(self, key: object) -> tuple | None:
+        """What a ``fit_together`` left for this method (``trained_together_ = (key, *trained)``), if it was
+        trained on the data ``key`` names: ``trained``, else None. Taken either way (one fit uses it)."""
+        left = self.__dict__.pop("trained_together_", None)
+        return tuple(left[1:]) if left is not None and left[0] == key else None
+
     @classmethod
     def handles(cls, shape: str) -> bool:
         """Whether the method runs on problems of ``shape`` ("series" or "set")."""

@@ -110,10 +110,10 @@ class PARNN(IntervalMethod):
         if calibration is not None:
             raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         seqs, targets, seed = self._training_set(data)
-        together = self.__dict__.pop("trained_together_", None)
+        from_cell = self._take_from_cell(data.start)
         info: dict = {}
-        if together is not None and together[0] == data.start:
-            rnn, masks, info = together[1:]
+        if from_cell is not None:
+            rnn, masks, info = from_cell
         else:
             rnn = self._initial_rnn(seqs.shape[2], seed)
             masks = train_pa(AfterBurnIn(rnn, self.burn_in), seqs, targets[:, self.burn_in :], self._settings(),

@@ -68,11 +68,10 @@ class SequenceMethod(IntervalMethod):
         """A network trained on ``data`` (scalers fitted on it), in eval mode: the one :meth:`fit_together`
         left for this data if it did, else trained here."""
         x, y = self._scale(data)
-        together = self.__dict__.pop("trained_together_", None)
-        self.trained_in_cell_ = together is not None and together[0] == _fingerprint(data)
-        if self.trained_in_cell_:
-            assert together is not None
-            net, self.loss_history_ = together[1:]
+        from_cell = self._take_from_cell(_fingerprint(data))
+        self.trained_in_cell_ = from_cell is not None
+        if from_cell is not None:
+            net, self.loss_history_ = from_cell
             return net.eval()
         net = self._new_network(data, outputs_per_step, dropout)
         self.loss_history_ = train_network(net, x, y, loss_fn, epochs=self.epochs, lr=self.lr,
