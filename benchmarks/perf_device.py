@@ -17,6 +17,8 @@ synthetic data of the paper's shapes (no download):
     sparse MLP over 544 rows, then 8,760 predictive variances;
 (e) what batching an order-selection cell buys: (b) for the 5 seeds of a cell, one
     after another vs as one stack of networks (the runner batches cells on a GPU);
+on a GPU also (b) and (e) batched at 1,100 iterations: the difference to 100 is the
+    steady state per iteration, without start-up, graph capture and the live-weight pass;
 (f) on a GPU only, the same for a sets cell: one epoch of CF-RNN's LSTM-100 on
     EEG-sized data for one seed, and for 5 seeds as one block-diagonal stack
     (:mod:`pibench.methods.sequence.stacked`).
@@ -69,18 +71,18 @@ def fesp_base_fits() -> Callable[[], object]:
     return lambda: train_batched_mlp(X, y, seeds=list(range(192)), hidden=100, epochs=300, lr=1e-3)
 
 
-def elman_settings() -> PASettings:
-    """100 iterations of PA-RNN's NLAR settings, all in the annealing phase."""
-    return PASettings(epochs=100, lr=1e-3, batch_size=36, T1=1, T2=2, T3=100, s1=0.05, s0_init=4e-6,
+def elman_settings(iterations: int = 100) -> PASettings:
+    """``iterations`` of PA-RNN's NLAR settings, all but the first two in the annealing phase."""
+    return PASettings(epochs=iterations, lr=1e-3, batch_size=36, T1=1, T2=2, T3=iterations, s1=0.05, s0_init=4e-6,
                       s0_end=1e-7, lam=1e-7, tau=0.1, refine_epochs=0, unit="iteration")
 
 
-def elman_iterations(graphs: bool = True) -> Callable[[], object]:
+def elman_iterations(graphs: bool = True, iterations: int = 100) -> Callable[[], object]:
     """(b); ``graphs=False``: on a GPU with CUDA graphs off (the same iterations, launched one kernel at a time)."""
     rng = np.random.default_rng(1)
     seqs = torch.as_tensor(rng.normal(size=(2000, 10, 15)), dtype=torch.float32)
     targets = torch.as_tensor(rng.normal(size=(2000, 7)), dtype=torch.float32)
-    settings = elman_settings()
+    settings = elman_settings(iterations)
 
     def work():
         torch.manual_seed(0)
@@ -150,13 +152,13 @@ def fesp_intervals() -> Callable[[], object]:
     return work
 
 
-def order_cell(batched: bool, graphs: bool = True) -> Callable[[], object]:
+def order_cell(batched: bool, graphs: bool = True, iterations: int = 100) -> Callable[[], object]:
     """(b)'s training for the 5 seeds of an order-selection cell: one after another, or as one stack
     (:class:`~pibench.methods.pa.networks.StackedElmanRNNs`, what the runner does on a GPU)."""
     rng = np.random.default_rng(1)
     seqs = torch.as_tensor(rng.normal(size=(2000, 5, 10, 15)), dtype=torch.float32)
     targets = torch.as_tensor(rng.normal(size=(2000, 5, 7)), dtype=torch.float32)
-    settings = elman_settings()
+    settings = elman_settings(iterations)
 
     def initial(b: int) -> ElmanRNN:
         torch.manual_seed(b)
@@ -185,6 +187,8 @@ FIGURES = {
 GPU_ONLY = {
     "(b) the same, CUDA graphs off": lambda: elman_iterations(graphs=False),
     "(e) batched, CUDA graphs off": lambda: order_cell(batched=True, graphs=False),
+    "(b) 1,100 iterations": lambda: elman_iterations(iterations=1100),
+    "(e) batched, 1,100 iterations": lambda: order_cell(batched=True, iterations=1100),
     "(f) one LSTM-100 epoch, EEG-sized, one seed": lambda: lstm100_epoch(1),
     "(f) the same, 5 seeds as one stack": lambda: lstm100_epoch(5),
 }
@@ -239,6 +243,15 @@ def targets(seconds: dict[str, dict[str, float]]) -> list[str]:
         if device in b and device in batched:
             lines.append(f"{device}: (e) five seeds batched / one member (b) = {batched[device] / b[device]:.2f}x "
                          "(target on a GPU <= 1.5x)")
+    # steady state: the 1,000 iterations between the runs of 100 and 1,100 (start-up, graph capture and the
+    # live-weight pass cancel)
+    long_b, long_e = (seconds.get(k, {}).get("cuda") for k in ("(b) 1,100 iterations", "(e) batched, 1,100 iterations"))
+    if long_b and "cuda" in b:
+        per_b = (long_b - b["cuda"]) / 1000
+        lines.append(f"cuda: (b) steady state {per_b * 1e3:.2f} ms per iteration (target <= 1.5 ms)")
+        if long_e and "cuda" in batched:
+            lines.append(f"cuda: (e) steady state, five seeds batched / one member = "
+                         f"{(long_e - batched['cuda']) / 1000 / per_b:.2f}x (target <= 1.5x)")
     one, stack = (seconds.get(k, {}).get("cuda") for k in ("(f) one LSTM-100 epoch, EEG-sized, one seed",
                                                             "(f) the same, 5 seeds as one stack"))
     if one and stack:
