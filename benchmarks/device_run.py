@@ -77,7 +77,7 @@ class Stage:
 STAGES = (
     Stage("env", 30, "torch, CUDA and the GPU"),
     Stage("tests", 120, "the CUDA tests (tests/test_device.py, test_pa_rnn_cell.py, test_pa_graphs.py, "
-                        "test_sequence_cells.py)"),
+                        "test_sequence_cells.py, test_span_serving.py)"),
     Stage("perf_device", 120, "perf_device, CPU and GPU columns"),
     Stage("profile", 45, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
     # a suite may run on past its target, as far as the budget goes: a table finished late is worth more than none
@@ -223,7 +223,7 @@ class DeviceRun:
             return [[py, "-c", _ENV_SCRIPT]] + ([["nvidia-smi"]] if shutil.which("nvidia-smi") else [])
         if stage == "tests":
             files = ["tests/test_device.py", "tests/test_pa_rnn_cell.py", "tests/test_pa_graphs.py",
-                     "tests/test_sequence_cells.py"]
+                     "tests/test_sequence_cells.py", "tests/test_span_serving.py"]
             return [[py, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
         if stage == "perf_device":
             return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]

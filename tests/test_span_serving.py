@@ -8,6 +8,7 @@ import copy
 
 import numpy as np
 import pytest
+import torch
 
 from pibench.benchmarks.protocols import run_series
 from pibench.data_loaders.synthetic import expar_problem
@@ -82,6 +83,18 @@ def _one_step_at_a_time(method, problem, start, stop):
 
 @pytest.mark.parametrize("seq_len, burn_in", [(6, 2), (1, 0)])
 def test_pa_rnn_answers_a_span_as_its_steps_and_keeps_the_history(one_torch_thread, seq_len, burn_in):
+    _pa_rnn_span_as_steps(seq_len, burn_in)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_cuda_pa_rnn_answers_a_span_as_its_steps():
+    """On a GPU the span's Jacobians are one batched pass there; the steps, one pass each."""
+    from pibench.methods.device import use_device
+    with use_device("cuda"):
+        _pa_rnn_span_as_steps(6, 2)
+
+
+def _pa_rnn_span_as_steps(seq_len: int, burn_in: int) -> None:
     problem = expar_problem(n_train=600, n_test=120, n_lags=3, seed=0)
     method = get_method("pa_rnn")(hidden=12, seq_len=seq_len, burn_in=burn_in, iterations=200, T1=60, T2=100,
                                   T3=160, refine_iterations=30, lr=5e-3, s0_init=1e-5, s0_end=1e-6, lam=1e-6)
