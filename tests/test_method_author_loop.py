@@ -90,8 +90,14 @@ print(json.dumps({"first": row(first), "second": row(second), "ran": len(second.
 def python(script: str, cwd: Path, *args: str) -> str:
     """Run ``script`` in a fresh interpreter in ``cwd`` (the plugin package importable from there)."""
     env = {**os.environ, "PYTHONPATH": str(cwd), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=300)
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", script, *args], cwd=cwd, env=env, capture_output=True,
+                              text=True, timeout=300)
+        # Once in CI (2026-11-27) a process printed its whole answer and then aborted while the interpreter shut
+        # down ("terminate called without an active exception": a native thread pool torn down at exit, outside
+        # pibench; not reproduced in 6 reruns). Such an exit is tried once more; a second one fails the test.
+        if not (done.returncode == -6 and done.stderr.strip() == "terminate called without an active exception"):
+            break
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stdout
 
