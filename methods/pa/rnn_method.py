@@ -62,7 +62,7 @@ class PARNN(IntervalMethod):
     def _subsequences(self, X: np.ndarray) -> np.ndarray:
         """(n, k) inputs -> (n - seq_len + 1, seq_len, k) windows of consecutive steps."""
         windows = np.lib.stride_tricks.sliding_window_view(X, self.seq_len, axis=0)
-        return np.ascontiguousarray(windows.transpose(0, 2, 1))
+        return np.array(windows.transpose(0, 2, 1), order="C")  # a copy: the view is read-only
 
     def _settings(self) -> PASettings:
         return PASettings(epochs=self.iterations, lr=self.lr, momentum=self.momentum, batch_size=self.batch_size,
@@ -97,7 +97,7 @@ class PARNN(IntervalMethod):
         self.x_scaler_, self.y_scaler_ = Standardizer().fit(X), Standardizer().fit(y)
         Xs, ys = self.x_scaler_.transform(X), self.y_scaler_.transform(y)
         seqs = torch.as_tensor(self._subsequences(Xs), dtype=torch.float32)
-        targets = torch.as_tensor(np.ascontiguousarray(np.lib.stride_tricks.sliding_window_view(ys, self.seq_len)),
+        targets = torch.as_tensor(np.array(np.lib.stride_tricks.sliding_window_view(ys, self.seq_len), order="C"),
                                   dtype=torch.float32)
         self.history_ = Xs[-(self.seq_len - 1):] if self.seq_len > 1 else Xs[:0]
         return seqs, targets, int(np.random.SeedSequence([self.random_state, data.start]).generate_state(1)[0])
@@ -162,7 +162,7 @@ class PARNN(IntervalMethod):
             raise ValueError(f"pa_rnn predicts steps of one series: X must be (m, 1, {self.window_}), got "
                              f"{X.shape}.")
         inputs = np.concatenate([self.history_, self.x_scaler_.transform(X[:, 0, :])])
-        seqs = torch.tensor(self._subsequences(inputs), dtype=torch.float64)
+        seqs = torch.as_tensor(self._subsequences(inputs), dtype=torch.float64)
         point, lower, upper = (self.y_scaler_.inverse_transform(np.asarray(v, dtype=float).reshape(-1, 1))
                                for v in self.fitted_.predict(seqs, self.alpha))
         self.history_ = inputs[len(inputs) - (self.seq_len - 1):]
