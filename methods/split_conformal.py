@@ -173,9 +173,8 @@ class SplitConformalMethod(IntervalMethod):
                                  "between steps.")
             if self.window_fit_.predict_sd is None:
                 raise RuntimeError(f"{self.name}: scale=\"model\" needs a base fit with its own sd.")
-            ahead = getattr(self, "ahead_", None)
-            if ahead is not None and ahead.is_next(X):
-                point, sd = ahead.take()
+            if self.ahead_ is not None and self.ahead_.is_next(X):  # refit set it: None, or anticipate's
+                point, sd = self.ahead_.take()
                 scale.at(sd)
                 return point[None]
             scale.at(self.window_fit_.predict_sd(X)[0])

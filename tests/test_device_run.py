@@ -78,7 +78,7 @@ def test_a_stage_past_its_limit_is_stopped_with_every_process_it_started(tmp_pat
     pid_file = tmp_path / "child.pid"
     tic = time.perf_counter()
     rc = _run_limited(["bash", "-c", f"sleep 120 & echo $! > {pid_file}; wait"], tmp_path / "log", 2,
-                         dict(os.environ))
+                      dict(os.environ))
     assert rc is None and time.perf_counter() - tic < 30
     status = Path(f"/proc/{int(pid_file.read_text())}/status")
 

@@ -11,6 +11,7 @@ network into intervals.
 from __future__ import annotations
 
 import hashlib
+from abc import abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -116,8 +117,9 @@ class TrainsTogether(SequenceMethod):
     #: left by :meth:`fit_together` for the next fit: (the training data's fingerprint, network, loss history)
     trained_together_: tuple[str, SequenceNet, list[float]]
 
+    @abstractmethod
     def _training_plan(self, train: SetData, calibration: SetData | None) -> TrainingPlan:
-        raise NotImplementedError
+        """What this method's network trains on (train, or train and calibration) and with which loss."""
 
     @classmethod
     def fit_together(cls, methods: list[TrainsTogether], datas: list[tuple[SetData, SetData | None]]) -> None:
