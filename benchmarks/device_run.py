@@ -77,7 +77,8 @@ class Stage:
 STAGES = (
     Stage("env", 30, "torch, CUDA and the GPU"),
     Stage("tests", 120, "the CUDA tests (tests/test_device.py, test_pa_rnn_cell.py, test_pa_graphs.py, "
-                        "test_sequence_cells.py, test_span_serving.py)"),
+                        "test_sequence_cells.py, test_span_serving.py, test_pa_structure.py, "
+                        "test_sequence_methods.py)"),
     Stage("perf_device", 120, "perf_device, CPU and GPU columns"),
     Stage("profile", 45, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
     # a suite may run on past its target, as far as the budget goes: a table finished late is worth more than none
@@ -194,9 +195,13 @@ def _tail(log: Path, lines: int = TAIL_LINES) -> str:
 class DeviceRun:
     """The stages of one prepared run (module doc), their results and what goes to ``out``."""
 
-    def __init__(self, out: Path, work: Path, *, budget_s: float, dry_run: bool, jobs: int, python: str) -> None:
+    def __init__(self, out: Path, work: Path, *, budget_s: float, dry_run: bool, jobs: int, python: str,
+                 methods: Sequence[str] = (), seeds: Sequence[int] = ()) -> None:
         self.out, self.work, self.budget_s, self.dry_run = out, work, budget_s, dry_run
         self.jobs, self.python = jobs, python
+        # the suites' selection (`pibench run --methods / --seeds`): what an earlier run left unfinished
+        self.selection = [*(["--methods", *methods] if methods else []),
+                          *(["--seeds", *map(str, seeds)] if seeds else [])]
         self.logs, self.stores, self.suites = work / "logs", work / "stores", work / "suites"
         for folder in (out, self.logs, self.stores, self.suites):
             folder.mkdir(parents=True, exist_ok=True)
@@ -223,7 +228,8 @@ class DeviceRun:
             return [[py, "-c", _ENV_SCRIPT]] + ([["nvidia-smi"]] if shutil.which("nvidia-smi") else [])
         if stage == "tests":
             files = ["tests/test_device.py", "tests/test_pa_rnn_cell.py", "tests/test_pa_graphs.py",
-                     "tests/test_sequence_cells.py", "tests/test_span_serving.py"]
+                     "tests/test_sequence_cells.py", "tests/test_span_serving.py", "tests/test_pa_structure.py",
+                     "tests/test_sequence_methods.py"]
             return [[py, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
         if stage == "perf_device":
             return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]
@@ -235,7 +241,7 @@ class DeviceRun:
             device = "auto" if dry else "cuda"
             workers = str(min(jobs or self.jobs, 2) if dry else jobs or self.jobs)
             return [self._pibench("run", "--suite", self._suite_file(stage), "--device", device, "-j", workers,
-                                  "--results-dir", store, "--progress-lines"),
+                                  "--results-dir", store, "--progress-lines", *self.selection),
                     self._pibench("report", "--results-dir", store)]
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_NAMES)}")
 
@@ -446,6 +452,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--suites-together", action="store_true",
                      help="run the suite stages side by side after the others, the workers split between them "
                           "(peak GPU memory and wall time then shared)")
+    run.add_argument("--methods", nargs="+", default=[],
+                     help="the suites run only these methods (`pibench run --methods`; default: all)")
+    run.add_argument("--seeds", nargs="+", type=int, default=[],
+                     help="the suites run only these seeds (`pibench run --seeds`; default: each suite's)")
     run.add_argument("--dry-run", action="store_true", help="the same stages on the CPU at tiny sizes (CI)")
     args = parser.parse_args(argv)
     if args.verb == "stage":
@@ -464,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     work = Path(args.work) if args.work else Path("/tmp/pibench-device-run")
     runner = DeviceRun(Path(args.out), work, budget_s=args.budget, dry_run=args.dry_run, jobs=args.jobs,
-                       python=sys.executable)
+                       python=sys.executable, methods=args.methods, seeds=args.seeds)
     runner.resume(args.resume)
     chosen = [stage for stage in STAGES if stage.name in args.stages]
     together = [stage for stage in chosen if stage.name in SUITES] if args.suites_together else []

@@ -74,6 +74,17 @@ def test_resume_keeps_the_finished_tasks(dry_run, tmp_path):
     assert re.search(r"ran 0, skipped [1-9]\d* already finished", log), log[-2000:]
 
 
+def test_methods_and_seeds_narrow_the_suites_to_what_an_earlier_run_left(dry_run, tmp_path):
+    """A second GPU call reruns only what the first left unfinished (`pibench run --methods / --seeds`)."""
+    root, carry, _, _ = dry_run
+    done = _script(["--dry-run", "--stages", "sets_eeg100", "--work", str(tmp_path / "work"), "--methods", "cfrnn",
+                    "dprnn", "--seeds", "0"], tmp_path / "out", carry)
+    assert done.returncode == 0, done.stdout[-3000:]
+    records = [json.loads(p.read_text()) for p in (tmp_path / "work" / "stores" / "sets_eeg100").rglob("tasks/*.json")]
+    assert sorted((r["method"], r["seed"]) for r in records) == [("cfrnn", 0), ("dprnn", 0)]
+    assert "--methods cfrnn dprnn --seeds 0" in (tmp_path / "out" / "device_run.md").read_text()
+
+
 def test_a_stage_past_its_limit_is_stopped_with_every_process_it_started(tmp_path):
     pid_file = tmp_path / "child.pid"
     tic = time.perf_counter()

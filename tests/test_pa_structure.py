@@ -7,6 +7,7 @@ from pibench.methods.pa.intervals import fit_asymptotic_normal
 from pibench.methods.pa.networks import MLP, ElmanRNN, LastStep, StackedMLPs
 from pibench.methods.pa.structure import drop_idle_units, live_masks
 from pibench.methods.pa.trainer import PASettings, train_pa
+from pibench.methods.sequence.network import SequenceNet
 
 
 def _prune(model, masks):
@@ -45,6 +46,26 @@ def test_rnn_unit_reaching_the_output_only_through_recurrence_stays_live():
     assert not bool(live["rnn.recurrent.weight"][0].any())  # what drives unit 0 is dead too
     assert bool(live["rnn.input.weight"][1:].all())
     assert bool(live["rnn.recurrent.weight"][1:, 1:].all())
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_live_masks_of_an_lstm_on_cuda_are_those_on_the_cpu():
+    """torch's LSTM runs cuDNN's kernels on a GPU, which refuse a backward pass in eval mode: the probe
+    must still find each live weight, exactly as on the CPU."""
+    torch.manual_seed(0)
+    model = SequenceNet(2, 6, 3)
+    masks = {name: torch.rand(p.shape) > 0.4 for name, p in model.named_parameters()}
+    masks["head.weight"][:, 0] = False  # unit 0 reaches the outputs only through the recurrence
+    _prune(model, masks)
+    X = torch.randn(40, 7, 2)
+    cpu = live_masks(model, masks, X, torch.Generator().manual_seed(3))
+    gpu = live_masks(model.cuda(), {k: v.cuda() for k, v in masks.items()}, X.cuda(),
+                     torch.Generator().manual_seed(3))
+    assert set(gpu) == set(cpu)
+    for name in cpu:
+        assert torch.equal(gpu[name].cpu(), cpu[name]), name
+    assert not bool(cpu["head.weight"][:, 0].any()) and 0 < int(cpu["lstm.weight_hh_l0"].sum()) < 4 * 6 * 6
+    assert all(bool((cpu[name] <= masks[name]).all()) for name in cpu)  # live weights are kept ones
 
 
 def test_stacked_mlps_train_exactly_like_separate_networks():

@@ -9,6 +9,7 @@ from pibench.benchmarks.protocols import run_set
 from pibench.data_loaders.synthetic import seasonal_ar_oracle, seasonal_ar_sets
 from pibench.methods.calibration.bonferroni import bonferroni_critical_scores, bonferroni_level
 from pibench.methods.catalog import get_method
+from pibench.methods.device import use_device
 from pibench.methods.pa.intervals import FlatModel
 from pibench.methods.sequence.losses import pinball_loss
 from pibench.methods.sequence.network import SequenceNet
@@ -121,10 +122,15 @@ def test_dprnn_interval_is_mean_plus_minus_z_std_of_its_passes(seasonal):
     np.testing.assert_allclose(iv.point - iv.lower, half, rtol=1e-10)
 
 
-def test_pa_lstm_bonferroni_level_and_coverage(seasonal):
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="needs a CUDA device"))])
+def test_pa_lstm_bonferroni_level_and_coverage(seasonal, device):
+    """On CUDA the LSTM trains with cuDNN's kernels and draws from the GPU's generator (another stream):
+    the same guarantees hold, with the same margins."""
     method = get_method("pa_lstm")(alpha=0.1, hidden=10, epochs=30, T1=15, T2=17, T3=25, lr=0.01, s1=0.1,
                                    s0_init=1e-5, s0_end=1e-6, refine_epochs=5)
-    joint, per_h, _ = joint_and_per_horizon(seasonal, method)
+    with use_device(device):
+        joint, per_h, _ = joint_and_per_horizon(seasonal, method)
     assert method.intervals_.critical_value(0.1) == pytest.approx(norm.ppf(1 - 0.1 / (2 * 4)))
     # each horizon's interval aims at 1 - alpha/H = 97.5%, which makes the joint coverage >= 90%.
     # PA's intervals are asymptotically nominal; this small LSTM's over-cover: per horizon 0.979-0.991

@@ -40,14 +40,17 @@ def live_masks(model: nn.Module, masks: Mapping[str, torch.Tensor], X: torch.Ten
     probe_params = dict(probe.named_parameters())
     reach = {name: torch.zeros_like(p, dtype=torch.bool) for name, p in params.items()}
     X = X.to(torch.float64)
-    for start in range(0, X.shape[0], chunk_size):
-        probe.zero_grad(set_to_none=True)
-        out = probe(X[start:start + chunk_size])
-        weights = torch.randn(out.shape, generator=generator, dtype=out.dtype).to(out.device)
-        (weights * out).sum().backward()
-        for name, p in probe_params.items():
-            if p.grad is not None:
-                reach[name] |= p.grad != 0
+    # cuDNN's recurrent kernels refuse a backward pass in eval mode ("cudnn RNN backward can only be called
+    # in training mode"); torch's own kernels take it, and eval keeps dropout off. A no-op on the CPU.
+    with torch.backends.cudnn.flags(enabled=False):
+        for start in range(0, X.shape[0], chunk_size):
+            probe.zero_grad(set_to_none=True)
+            out = probe(X[start:start + chunk_size])
+            weights = torch.randn(out.shape, generator=generator, dtype=out.dtype).to(out.device)
+            (weights * out).sum().backward()
+            for name, p in probe_params.items():
+                if p.grad is not None:
+                    reach[name] |= p.grad != 0
     out_masks = {}
     for name, p in params.items():
         kept = torch.as_tensor(masks[name]).bool() if name in masks else torch.ones_like(p, dtype=torch.bool)
