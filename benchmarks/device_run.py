@@ -60,6 +60,11 @@ SUITES = ("ar_order_paper", "sets_eeg100", "fesp")
 #: epochs, host-bound on a GPU: one core each), ar_order_paper batches its 40 PA-RNN fits into 8 cells
 #: (H200, 2026-11-27, 4 workers each: CF-RNN 64-104 s and MQ-RNN 180 s a seed, 9 of 20 tasks in 600 s)
 SUITE_SHARE = {"ar_order_paper": 1, "sets_eeg100": 2, "fesp": 1}
+#: the suites' workers by default. Processes sharing one GPU take turns on it (time slices, no MPS): on an H200
+#: (2026-11-27) with 16 workers at once, an NLAR cell's PA-RNN iteration took 14 ms against 2.5 ms alone
+#: (perf_device (e), steady state) and a CF-RNN cell trained in 316 s against about 70 s alone (150 x (f));
+#: with 7 at once, neither an MQ-RNN cell nor a DP-RNN seed finished in 220 s. So few workers, suites one by one.
+GPU_WORKERS = 4
 TAIL_LINES = 40
 #: the largest file the device tool brings back from OUT (16 MiB), less a margin
 MAX_OUT_FILE = 15 * 2**20
@@ -78,7 +83,7 @@ STAGES = (
     Stage("env", 30, "torch, CUDA and the GPU"),
     Stage("tests", 120, "the CUDA tests (tests/test_device.py, test_pa_rnn_cell.py, test_pa_graphs.py, "
                         "test_sequence_cells.py, test_span_serving.py, test_pa_structure.py, "
-                        "test_sequence_methods.py)"),
+                        "test_sequence_methods.py, test_pa_lstm_cells.py)"),
     Stage("perf_device", 120, "perf_device, CPU and GPU columns"),
     Stage("profile", 45, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
     # a suite may run on past its target, as far as the budget goes: a table finished late is worth more than none
@@ -229,7 +234,7 @@ class DeviceRun:
         if stage == "tests":
             files = ["tests/test_device.py", "tests/test_pa_rnn_cell.py", "tests/test_pa_graphs.py",
                      "tests/test_sequence_cells.py", "tests/test_span_serving.py", "tests/test_pa_structure.py",
-                     "tests/test_sequence_methods.py"]
+                     "tests/test_sequence_methods.py", "tests/test_pa_lstm_cells.py"]
             return [[py, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
         if stage == "perf_device":
             return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]
@@ -446,8 +451,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="which stages (default: all, in order)")
     run.add_argument("--budget", type=float, default=560.0,
                      help="seconds for all stages together (default 560: a 600 s device command with room to pack)")
-    run.add_argument("-j", "--jobs", type=int, default=min(os.cpu_count() or 1, 16),
-                     help="pibench workers for the suites (default: the cores, at most 16)")
+    run.add_argument("-j", "--jobs", type=int, default=GPU_WORKERS,
+                     help=f"pibench workers for the suites (default {GPU_WORKERS}: processes sharing a GPU take turns)")
     run.add_argument("--resume", nargs="*", default=[], type=Path, help="stores-<suite>.tar.gz of an earlier run")
     run.add_argument("--suites-together", action="store_true",
                      help="run the suite stages side by side after the others, the workers split between them "

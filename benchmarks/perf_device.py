@@ -21,7 +21,10 @@ on a GPU also (b) and (e) batched at 1,100 iterations: the difference to 100 is 
     steady state per iteration, without start-up, graph capture and the live-weight pass;
 (f) on a GPU only, the same for a sets cell: one epoch of CF-RNN's LSTM-100 on
     EEG-sized data for one seed, and for 5 seeds as one block-diagonal stack
-    (:mod:`pibench.methods.sequence.stacked`).
+    (:mod:`pibench.methods.sequence.stacked`);
+(g) one annealing epoch of PA-LSTM-100 on EEG-sized data (SGHMC with the prior over all 42,210
+    weights; ``sets_eeg100`` runs 150 + 20 such epochs a seed before its intervals); on a GPU also
+    for 5 seeds as one stack (the runner's PA-LSTM cells).
 
 The CPU side uses ``--threads`` torch threads (default: all cores, as a user's
 single job would); the pibench runner gives each task 1 thread and runs -j tasks.
@@ -43,7 +46,8 @@ from pibench.methods.device import use_device
 from pibench.methods.forecasters.mlp import train_batched_mlp
 from pibench.methods.pa.intervals import fit_asymptotic_normal
 from pibench.methods.pa.networks import MLP, AfterBurnIn, ElmanRNN, StackedElmanRNNs
-from pibench.methods.pa.trainer import PASettings, train_pa
+from pibench.methods.pa.stacked_lstm import StackedPALSTMs
+from pibench.methods.pa.trainer import PASettings, PATraining, train_pa
 from pibench.methods.sequence.losses import mse_loss
 from pibench.methods.sequence.network import SequenceNet
 from pibench.methods.sequence.stacked import StackedSequenceNets
@@ -135,6 +139,31 @@ def lstm100_epoch(seeds: int) -> Callable[[], object]:
     return work
 
 
+def pa_lstm100_epoch(seeds: int = 1) -> Callable[[], object]:
+    """(g): one annealing epoch of ``sets_eeg100``'s PA-LSTM-100 on EEG-sized data (SGHMC at temperature tau
+    with the implicit prior step, the network's whole prior over its 42,210 weights), for one seed or
+    ``seeds`` as one stack (:class:`~pibench.methods.pa.stacked_lstm.StackedPALSTMs`)."""
+    rng = np.random.default_rng(5)
+    x = torch.as_tensor(rng.normal(size=(11930, 40, 1)), dtype=torch.float32)
+    y = torch.as_tensor(rng.normal(size=(11930, 10)), dtype=torch.float32)
+    settings = PASettings(epochs=1, lr=1e-3, batch_size=150, T1=0, T2=0, T3=1, s1=0.01, s0_init=1e-5,
+                          s0_end=1e-6, lam=1e-7, tau=1.0, refine_epochs=0, initial_optimizer="adam",
+                          prior_step="implicit")
+
+    def net(seed: int) -> SequenceNet:
+        torch.manual_seed(seed)
+        return SequenceNet(1, 100, 10)
+
+    def work():  # t = 0 >= T2: the full prior
+        if seeds == 1:
+            PATraining(net(0), x, y, settings, seed=0).unit(0)
+        else:
+            stack = StackedPALSTMs([net(b) for b in range(seeds)])
+            PATraining(stack, torch.stack([x] * seeds, 1), torch.stack([y] * seeds, 1), settings,
+                       seed=list(range(seeds))).unit(0)
+    return work
+
+
 def fesp_intervals() -> Callable[[], object]:
     rng = np.random.default_rng(3)
     X, X_test = rng.normal(size=(544, 13)), rng.normal(size=(8760, 13))
@@ -182,6 +211,7 @@ FIGURES = {
     "(d) PA intervals, 8,760 fesp test points": fesp_intervals,
     "(e) order-selection cell: (b) for 5 seeds, apart": lambda: order_cell(batched=False),
     "(e) order-selection cell: (b) for 5 seeds, batched": lambda: order_cell(batched=True),
+    "(g) one PA-LSTM-100 annealing epoch, EEG-sized": pa_lstm100_epoch,
 }
 #: GPU-only rows: (b) and (e) batched with CUDA graphs off, beside the rows above (graphs on)
 GPU_ONLY = {
@@ -191,6 +221,7 @@ GPU_ONLY = {
     "(e) batched, 1,100 iterations": lambda: order_cell(batched=True, iterations=1100),
     "(f) one LSTM-100 epoch, EEG-sized, one seed": lambda: lstm100_epoch(1),
     "(f) the same, 5 seeds as one stack": lambda: lstm100_epoch(5),
+    "(g) the same, 5 seeds as one PA stack": lambda: pa_lstm100_epoch(5),
 }
 
 
@@ -256,6 +287,10 @@ def targets(seconds: dict[str, dict[str, float]]) -> list[str]:
                                                             "(f) the same, 5 seeds as one stack"))
     if one and stack:
         lines.append(f"cuda: (f) five seeds stacked / one = {stack / one:.2f}x (apart: 5x)")
+    one, stack = (seconds.get(k, {}).get("cuda") for k in ("(g) one PA-LSTM-100 annealing epoch, EEG-sized",
+                                                            "(g) the same, 5 seeds as one PA stack"))
+    if one and stack:
+        lines.append(f"cuda: (g) five PA-LSTM seeds stacked / one = {stack / one:.2f}x (apart: 5x)")
     return lines
 
 if __name__ == "__main__":

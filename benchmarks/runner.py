@@ -306,9 +306,10 @@ def _drain(jobs, n_jobs: int, bar, executed: list[dict], log: Callable[[dict], N
 
 
 def _finished_line(record: dict, done: int, total: int) -> str:
-    """``[done/total] dataset / method setting / seed s: status, fit / predict / wall seconds, how it trained``."""
+    """``[done/total] dataset / method setting / seed s: status, fit (of it train / intervals, where a method
+    says) / predict / wall seconds, how it trained``."""
     what = " / ".join(str(record[k]) for k in ("dataset", "method", "setting") if record.get(k) not in (None, ""))
-    seconds = ", ".join(f"{k} {record[f'{k}_seconds']:.1f} s" for k in ("fit", "predict", "wall")
+    seconds = ", ".join(f"{k} {record[f'{k}_seconds']:.1f} s" for k in ("fit", "train", "intervals", "predict", "wall")
                         if isinstance(record.get(f"{k}_seconds"), (int, float)))
     extra = [f"train step {record['train_step']}"] if record.get("train_step") else []
     cell = record.get("cell")

@@ -56,6 +56,9 @@ def test_a_task_line_says_when_its_cell_failed():
         "[3/20] eeg / cfrnn / LSTM-100 / seed 2: ok; fit 30.0 s, predict 1.0 s, wall 31.5 s; trained in a cell of 5")
     failed = _finished_line({**record, "cell": {"members": 5, "error": "ValueError: padded sequences"}}, 3, 20)
     assert failed.endswith("; its cell of 5 failed, trained alone (ValueError: padded sequences)")
+    phases = _finished_line({**record, "method": "pa_lstm", "train_seconds": 21.0, "intervals_seconds": 8.5}, 4, 20)
+    assert phases == "[4/20] eeg / pa_lstm / LSTM-100 / seed 2: ok; fit 30.0 s, train 21.0 s, intervals 8.5 s, " \
+                     "predict 1.0 s, wall 31.5 s"
 
 
 def test_csv_dataset_from_the_command_line(tmp_path):

@@ -145,12 +145,15 @@ params = { hidden = 6, epochs = 3 }
 [[methods]]
 name = "dprnn"
 params = { hidden = 6, epochs = 3, n_passes = 5 }
+[[methods]]
+name = "pa_lstm"
+params = { hidden = 6, epochs = 6, T1 = 2, T2 = 3, T3 = 5, refine_epochs = 1 }
 """
 
 
 def test_the_runner_trains_set_cells_together_and_records_them(tmp_path, shared_data_dir):
-    """batch_cells (on by default only on a GPU): CF-RNN's and MQ-RNN's three seeds train as one network each,
-    DP-RNN's alone (dropout); the results are those of training alone, up to rounding."""
+    """batch_cells (on by default only on a GPU): CF-RNN's, MQ-RNN's and PA-LSTM's three seeds train as one
+    network each, DP-RNN's alone (dropout); the results are those of training alone, up to rounding."""
     from pibench.benchmarks.runner import cells, run_tasks
     from pibench.benchmarks.store import ResultsStore
     from pibench.benchmarks.suite import build_tasks, load_suite
@@ -163,7 +166,7 @@ def test_the_runner_trains_set_cells_together_and_records_them(tmp_path, shared_
     path.write_text(SETS_CELL_SUITE)
     tasks = build_tasks(load_suite(str(path)))
     batched, others = cells(tasks)
-    assert sorted(len(c) for c in batched) == [3, 3] and {t.config["method"]["name"] for t in others} == {"dprnn"}
+    assert sorted(len(c) for c in batched) == [3, 3, 3] and {t.config["method"]["name"] for t in others} == {"dprnn"}
     alone = run_tasks(tasks, tmp_path / "alone", data_dir=data_dir, progress=False)
     together = run_tasks(tasks, tmp_path / "together", data_dir=data_dir, progress=False, batch_cells=True)
     assert not alone.failed and not together.failed

@@ -1,5 +1,7 @@
 """Set methods on the sequence network: CF-RNN, MQ-RNN, DP-RNN, PA-LSTM (SPEC §3.1, §3.6-3.8)."""
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -129,8 +131,10 @@ def test_pa_lstm_bonferroni_level_and_coverage(seasonal, device):
     the same guarantees hold, with the same margins."""
     method = get_method("pa_lstm")(alpha=0.1, hidden=10, epochs=30, T1=15, T2=17, T3=25, lr=0.01, s1=0.1,
                                    s0_init=1e-5, s0_end=1e-6, refine_epochs=5)
+    tic = time.perf_counter()
     with use_device(device):
         joint, per_h, _ = joint_and_per_horizon(seasonal, method)
+    elapsed = time.perf_counter() - tic
     assert method.intervals_.critical_value(0.1) == pytest.approx(norm.ppf(1 - 0.1 / (2 * 4)))
     # each horizon's interval aims at 1 - alpha/H = 97.5%, which makes the joint coverage >= 90%.
     # PA's intervals are asymptotically nominal; this small LSTM's over-cover: per horizon 0.979-0.991
@@ -142,6 +146,9 @@ def test_pa_lstm_bonferroni_level_and_coverage(seasonal, device):
     assert joint >= 0.88  # measured 0.935-0.956
     diag = method.diagnostics()
     assert diag["kept_weights"] < diag["total_weights"]
+    # where the fit's time went: two phases inside the time of the fit and the predictions
+    assert diag["train_seconds"] > 0 and diag["intervals_seconds"] > 0
+    assert diag["train_seconds"] + diag["intervals_seconds"] < elapsed
 
 
 def test_random_minibatch_epochs_take_the_steps_they_are_given():

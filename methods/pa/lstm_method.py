@@ -28,17 +28,21 @@ max score: Lei et al. 2018; Stankeviciute et al. 2021 use the unnormalized per-h
 
 from __future__ import annotations
 
+import time
 from typing import cast
 
 import numpy as np
+import torch
 
 from pibench.data_loaders.problems import SetData
 from pibench.methods.base import Interval, register
 from pibench.methods.calibration.quantile import conformal_quantile
 from pibench.methods.pa.intervals import CurvatureKind, HessianKind, fit_asymptotic_normal
+from pibench.methods.pa.stacked_lstm import StackedPALSTMs
 from pibench.methods.pa.trainer import PASettings, train_pa
 from pibench.methods.param_checks import non_negative_int, one_of
-from pibench.methods.sequence.base import SequenceMethod
+from pibench.methods.sequence.base import SequenceMethod, set_fingerprint
+from pibench.methods.sequence.network import SequenceNet
 
 
 @register
@@ -46,6 +50,8 @@ class PALSTM(SequenceMethod):
     """Prior-annealed sparse LSTM with multi-horizon (Bonferroni) asymptotic-normal intervals."""
 
     name = "pa_lstm"
+    #: left by :meth:`fit_together` for the next fit: (the training data's fingerprint, network, masks)
+    trained_together_: tuple[str, SequenceNet, dict[str, torch.Tensor]]
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0, hidden: int = 20, epochs: int = 100,
                  lr: float = 0.01, batch_size: int = 150, standardize_target: bool = True, momentum: float = 0.9,
@@ -84,14 +90,25 @@ class PALSTM(SequenceMethod):
         if conformal and (calibration is None or calibration.n < 1):
             raise ValueError('pa_lstm with calibration="conformal" calibrates on held-out sequences: give a '
                              "calibration split.")
-        data = train if conformal or calibration is None else train.concat(calibration)
+        data = self._training_data(train, calibration)
         x, y = self._scale(data)
-        net = self._new_network(data)
-        masks = train_pa(net, x, y, self._settings(), seed=self._seed())
+        tic = time.perf_counter()
+        from_cell = self._take_from_cell(set_fingerprint(data))
+        self.trained_in_cell_ = from_cell is not None
+        if from_cell is not None:
+            net, masks = from_cell
+        else:
+            net = self._new_network(data)
+            masks = train_pa(net, x, y, self._settings(), seed=self._seed())  # hands the network back on the CPU
+        trained = time.perf_counter()
         # both strings were checked against the kinds by check_params
         hessian, curvature = cast(HessianKind, self.hessian), cast(CurvatureKind, self.curvature)
         self.intervals_ = fit_asymptotic_normal(net.unrolled(), masks, x.double(), y.double(), hessian=hessian,
                                                 curvature=curvature)
+        # where a fit's time goes (on a GPU the dense curvature of a large LSTM may outweigh its training;
+        # a cell's training is its record's cell["train_seconds"])
+        self.phase_seconds_ = {**({} if from_cell is not None else {"train": trained - tic}),
+                               "intervals": time.perf_counter() - trained}
         self.__dict__.pop("conformal_quantile_", None)  # a refit without calibration leaves none behind
         if conformal:
             assert calibration is not None  # checked above
@@ -99,6 +116,35 @@ class PALSTM(SequenceMethod):
             self.calibration_scores_ = np.max(np.abs(calibration.y - point) / sd, axis=1)
             self.conformal_quantile_ = conformal_quantile(self.calibration_scores_, self.alpha)
         return self
+
+    def _training_data(self, train: SetData, calibration: SetData | None) -> SetData:
+        """What the network trains on: train and calibration, or train alone when conformal calibration
+        holds the calibration sequences out."""
+        return train if self.calibration == "conformal" or calibration is None else train.concat(calibration)
+
+    @classmethod
+    def fit_together(cls, methods: list[PALSTM], datas: list[tuple[SetData, SetData | None]]) -> None:
+        """Train the networks of ``methods[b].fit(*datas[b])`` as one stack (a cell of seeds on a GPU); each
+        fit then takes its member and its masks and computes its own intervals.
+
+        Member b keeps its seed's initial weights, minibatches and SGHMC noise
+        (:class:`~pibench.methods.pa.stacked_lstm.StackedPALSTMs`), so it gets the network it would get
+        alone up to the rounding of the larger kernels (the same masks in tests/test_pa_lstm_cells.py). The
+        fits must share every setting but the seed, and their training sets their size.
+        """
+        if any(type(m) is not cls or m.params_but_seed() != methods[0].params_but_seed() for m in methods):
+            raise ValueError(f"{cls.name} fits train together only with equal settings.")
+        for m in methods:
+            m.check_params()
+        sets = [m._training_data(train, calibration) for m, (train, calibration) in zip(methods, datas)]
+        scaled = [m._scale(data) for m, data in zip(methods, sets)]
+        if len({x.shape for x, _ in scaled}) > 1:
+            raise ValueError(f"{cls.name} fits train together only on equally many sequences of one shape.")
+        stack = StackedPALSTMs([m._new_network(data) for m, data in zip(methods, sets)])
+        masks = train_pa(stack, torch.stack([x for x, _ in scaled], dim=1), torch.stack([y for _, y in scaled], dim=1),
+                         methods[0]._settings(), seed=[m._seed() for m in methods])
+        for b, (m, data) in enumerate(zip(methods, sets)):
+            m.trained_together_ = (set_fingerprint(data), stack.member(b), stack.member_masks(masks, b))
 
     def _point_and_sd(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(m, H) PA's point forecasts and predictive sd sqrt(varsigma2_h(x)/n + sigma2_hat_h), in target units."""
@@ -121,8 +167,10 @@ class PALSTM(SequenceMethod):
         if fitted is None:
             return {}
         out = {"kept_weights": int(fitted.n_kept), "identified_weights": int(fitted.diagnostics["rank"]),
+               **{f"{phase}_seconds": seconds for phase, seconds in getattr(self, "phase_seconds_", {}).items()},
                "total_weights": int(fitted.flat.n_total), "hessian": fitted.diagnostics["hessian"],
-               "curvature": fitted.diagnostics["curvature"]}
+               "curvature": fitted.diagnostics["curvature"],
+               **({"trained_in_cell": True} if getattr(self, "trained_in_cell_", False) else {})}
         if "cg" in fitted.diagnostics:  # matrix-free: how many conjugate-gradient solves did not converge
             out["cg_not_converged"] = fitted.diagnostics["cg"]["not_converged"]
         if hasattr(self, "conformal_quantile_"):  # q beside Bonferroni's z: how far PA's own scale was off

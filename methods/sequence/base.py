@@ -69,7 +69,7 @@ class SequenceMethod(IntervalMethod):
         """A network trained on ``data`` (scalers fitted on it), in eval mode: the one :meth:`fit_together`
         left for this data if it did, else trained here."""
         x, y = self._scale(data)
-        from_cell = self._take_from_cell(_fingerprint(data))
+        from_cell = self._take_from_cell(set_fingerprint(data))
         self.trained_in_cell_ = from_cell is not None
         if from_cell is not None:
             net, self.loss_history_ = from_cell
@@ -137,10 +137,10 @@ class TrainsTogether(SequenceMethod):
                                 epochs=first.epochs, lr=first.lr, batch_size=first.batch_size,
                                 seeds=[m._seed() for m in methods], steps_per_epoch=first.steps_per_epoch)
         for b, (m, p) in enumerate(zip(methods, plans)):
-            m.trained_together_ = (_fingerprint(p.data), stack.member(b), histories[b])
+            m.trained_together_ = (set_fingerprint(p.data), stack.member(b), histories[b])
 
 
-def _fingerprint(data: SetData) -> str:
+def set_fingerprint(data: SetData) -> str:
     """Which data a network trained together was trained on (a fit takes it only for the same data)."""
     digest = hashlib.sha256()
     for array in (data.x, data.y):
