@@ -21,6 +21,9 @@ time and the GPU's peak memory in use while it ran (``nvidia-smi``, every 0.25 s
 into ``OUT/logs.tar.gz``; each suite's result store into ``OUT/stores-<suite>.tar.gz``,
 which ``--resume`` takes back (a store's finished tasks are not run again).
 
+``--methods`` and ``--seeds`` narrow the suites to what an earlier run left (each suite runs those of the
+methods it lists; a suite that lists none is skipped).
+
 ``--dry-run`` runs the same stages on the CPU at tiny sizes (tiny variants of the suites,
 :mod:`pibench.benchmarks.tiny_suite`; the smallest perf figure; a 16-unit profile), so
 that the command is tested where CI runs (tests/test_device_run.py).
@@ -85,7 +88,7 @@ STAGES = (
                         "test_sequence_cells.py, test_span_serving.py, test_pa_structure.py, "
                         "test_sequence_methods.py, test_pa_lstm_cells.py)"),
     Stage("perf_device", 120, "perf_device, CPU and GPU columns"),
-    Stage("profile", 45, "one PA-RNN iteration (Elman-1000) under torch.profiler"),
+    Stage("profile", 75, "one PA-RNN iteration (Elman-1000) under torch.profiler, one member and a stack of 5"),
     # a suite may run on past its target, as far as the budget goes: a table finished late is worth more than none
     # (the H200 run stopped all three at 300 / 300 / 120 s with 125 s of the budget unused)
     Stage("ar_order_paper", 480, "the order-selection table at width 1,000 (target: 5 min)"),
@@ -205,8 +208,7 @@ class DeviceRun:
         self.out, self.work, self.budget_s, self.dry_run = out, work, budget_s, dry_run
         self.jobs, self.python = jobs, python
         # the suites' selection (`pibench run --methods / --seeds`): what an earlier run left unfinished
-        self.selection = [*(["--methods", *methods] if methods else []),
-                          *(["--seeds", *map(str, seeds)] if seeds else [])]
+        self.methods, self.seeds = list(methods), list(seeds)
         self.logs, self.stores, self.suites = work / "logs", work / "stores", work / "suites"
         for folder in (out, self.logs, self.stores, self.suites):
             folder.mkdir(parents=True, exist_ok=True)
@@ -225,6 +227,19 @@ class DeviceRun:
         from pibench.benchmarks.tiny_suite import write_tiny_suite
         return str(write_tiny_suite(suite, self.suites / f"{suite}.toml"))
 
+    def _selected_methods(self, suite: str) -> list[str]:
+        """The ``--methods`` that ``suite`` lists (all of its methods when none were given)."""
+        from pibench.benchmarks.suite import load_suite
+        listed = [m["name"] for m in load_suite(self._suite_file(suite))["methods"]]
+        return [m for m in self.methods if m in listed] if self.methods else listed
+
+    def _selection(self, suite: str) -> list[str]:
+        """``pibench run``'s arguments for ``--methods`` / ``--seeds`` of ``suite`` (each suite gets the methods it
+        lists: a method it does not list would run with its default parameters)."""
+        methods = self._selected_methods(suite) if self.methods else []
+        seeds = ["--seeds", *map(str, self.seeds)] if self.seeds else []
+        return [*(["--methods", *methods] if methods else []), *seeds]
+
     def commands(self, stage: str, jobs: int | None = None) -> list[list[str]]:
         """The commands of ``stage``, in order (the report runs even when the suite's run was stopped);
         ``jobs``: the suite's workers (default ``self.jobs``)."""
@@ -238,15 +253,16 @@ class DeviceRun:
             return [[py, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
         if stage == "perf_device":
             return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]
-        if stage == "profile":
+        if stage == "profile":  # one member, then an order-selection cell's stack of five
             small = ["--hidden", "16", "--iterations", "3"] if dry else []
-            return [[py, "-m", "pibench.benchmarks.profile_pa", *small]]
+            return [[py, "-m", "pibench.benchmarks.profile_pa", *small],
+                    [py, "-m", "pibench.benchmarks.profile_pa", "--members", "5", *small]]
         if stage in SUITES:
             store = str(self.stores / stage)
             device = "auto" if dry else "cuda"
             workers = str(min(jobs or self.jobs, 2) if dry else jobs or self.jobs)
             return [self._pibench("run", "--suite", self._suite_file(stage), "--device", device, "-j", workers,
-                                  "--results-dir", store, "--progress-lines", *self.selection),
+                                  "--results-dir", store, "--progress-lines", *self._selection(stage)),
                     self._pibench("report", "--results-dir", store)]
         raise ValueError(f"unknown stage {stage!r}; stages: {', '.join(STAGE_NAMES)}")
 
@@ -258,7 +274,9 @@ class DeviceRun:
         """Run one stage (``jobs``: a suite's workers; ``beside``: the stages running at the same time)."""
         log = self.logs / f"{stage.name}.log"
         limit = min(stage.limit_s, self.remaining() - 10)
-        missing = _missing_data(stage.name)
+        missing = _missing_data(stage.name) or (
+            f"it lists none of --methods {' '.join(self.methods)}"
+            if stage.name in SUITES and self.methods and not self._selected_methods(stage.name) else "")
         if limit < 10 or missing:
             why = missing or f"{self.remaining():.0f} s of the budget left"
             result = StageResult(stage.name, f"skipped: {why}", limit_s=0)

@@ -23,8 +23,8 @@ on a GPU also (b) and (e) batched at 1,100 iterations: the difference to 100 is 
     EEG-sized data for one seed, and for 5 seeds as one block-diagonal stack
     (:mod:`pibench.methods.sequence.stacked`);
 (g) one annealing epoch of PA-LSTM-100 on EEG-sized data (SGHMC with the prior over all 42,210
-    weights; ``sets_eeg100`` runs 150 + 20 such epochs a seed before its intervals); on a GPU also
-    for 5 seeds as one stack (the runner's PA-LSTM cells).
+    weights; ``sets_eeg100`` trains 150 epochs a seed, Adam for the first 100, then 20 refining ones);
+    on a GPU also for 5 seeds as one stack (the runner's PA-LSTM cells).
 
 The CPU side uses ``--threads`` torch threads (default: all cores, as a user's
 single job would); the pibench runner gives each task 1 thread and runs -j tasks.

@@ -85,6 +85,20 @@ def test_methods_and_seeds_narrow_the_suites_to_what_an_earlier_run_left(dry_run
     assert "--methods cfrnn dprnn --seeds 0" in (tmp_path / "out" / "device_run.md").read_text()
 
 
+def test_each_suite_gets_the_methods_it_lists_and_one_that_lists_none_is_skipped(tmp_path):
+    """A method a suite does not list would run there with its default parameters: each suite takes only its own."""
+    run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=60, dry_run=True, jobs=1, python=sys.executable,
+                    methods=["cfrnn", "autoreg"], seeds=[0])
+    sets_run = run.commands("sets_eeg100")[0]
+    assert sets_run[sets_run.index("--methods"):] == ["--methods", "cfrnn", "--seeds", "0"]
+    order_run = run.commands("ar_order_paper")[0]
+    assert order_run[order_run.index("--methods"):] == ["--methods", "autoreg", "--seeds", "0"]
+    only_cfrnn = DeviceRun(tmp_path / "out2", tmp_path / "work2", budget_s=60, dry_run=True, jobs=1,
+                           python=sys.executable, methods=["cfrnn"])
+    skipped = only_cfrnn.run_stage(Stage("ar_order_paper", 60, "order selection"))
+    assert skipped.status == "skipped: it lists none of --methods cfrnn"
+
+
 def test_a_stage_past_its_limit_is_stopped_with_every_process_it_started(tmp_path):
     pid_file = tmp_path / "child.pid"
     tic = time.perf_counter()

@@ -52,18 +52,20 @@ def test_the_stack_computes_each_member_and_gives_it_back(k):
         assert p.grad is not None and not p.grad[[0, 2]].any() and p.grad[1].any()
 
 
-def _members_against_alone(device: str) -> list[float]:
-    """Each member's largest weight difference to its seed trained alone (masks asserted equal)."""
+def _members_against_alone(device: str, mask_slack: int = 0) -> list[float]:
+    """Each member's largest weight difference to its seed trained alone, on data of its own; the masks
+    differ in at most ``mask_slack`` entries."""
     seeds = [11, 22, 33]
-    x, y = _data(0)
+    data = [_data(b) for b in range(3)]
     differences = []
     with use_device(device):
-        alone = [(net := _net(s), train_pa(net, x, y, SETTINGS, seed=s)) for s in seeds]
+        alone = [(net := _net(s), train_pa(net, x, y, SETTINGS, seed=s)) for s, (x, y) in zip(seeds, data)]
         stack = StackedPALSTMs([_net(s) for s in seeds])
-        masks = train_pa(stack, torch.stack([x] * 3, 1), torch.stack([y] * 3, 1), SETTINGS, seed=seeds)
+        masks = train_pa(stack, torch.stack([x for x, _ in data], 1), torch.stack([y for _, y in data], 1), SETTINGS,
+                         seed=seeds)
     for b, (net, mask) in enumerate(alone):
         mine, member = StackedPALSTMs.member_masks(masks, b), dict(stack.member(b).named_parameters())
-        assert mine.keys() == mask.keys() and all(torch.equal(mine[k], mask[k]) for k in mask)
+        assert mine.keys() == mask.keys() and sum(int((mine[k] != mask[k]).sum()) for k in mask) <= mask_slack
         assert 0 < sum(int(m.sum()) for m in mask.values()) < sum(m.numel() for m in mask.values())
         differences.append(max(float((member[k] - p).detach().abs().max()) for k, p in net.named_parameters()))
     return differences
@@ -77,8 +79,9 @@ def test_members_train_under_pa_as_their_seeds_do_alone():
 
 @needs_cuda
 def test_on_cuda_members_train_under_pa_as_their_seeds_do_alone():
-    """On a GPU cuDNN's larger kernels round otherwise: the same masks, weights to float32 rounding."""
-    assert max(_members_against_alone("cuda")) < 1e-3
+    """On a GPU cuDNN's larger kernels round otherwise: weights to float32 rounding, and a weight that ends
+    within rounding of the threshold may fall on the other side (two such allowed)."""
+    assert max(_members_against_alone("cuda", mask_slack=2)) < 1e-3
 
 
 def test_a_stack_refuses_what_it_cannot_hold():
@@ -87,7 +90,7 @@ def test_a_stack_refuses_what_it_cannot_hold():
     with pytest.raises(TypeError, match="not their step-by-step twins"):
         StackedPALSTMs([_net(0).unrolled()])
     torch.manual_seed(0)
-    with pytest.raises(ValueError, match="no dropout"):
+    with pytest.raises(ValueError, match="dropout train alone"):
         StackedPALSTMs([SequenceNet(2, 6, 3, dropout=0.5)])
     with pytest.raises(ValueError, match=r"\(m, 2, T, 2\) inputs"):
         StackedPALSTMs([_net(0), _net(1)])(torch.randn(5, 3, 8, 2))
@@ -99,16 +102,21 @@ def _set(seed: int, n: int) -> SetData:
     return SetData(x=x, y=x[:, -1:, 0] + rng.normal(size=(n, 3)))
 
 
+PARAMS = {"hidden": 6, "epochs": 8, "T1": 2, "T2": 4, "T3": 6, "refine_epochs": 2, "batch_size": 30, "s1": 0.1,
+          "s0_init": 1e-4, "s0_end": 1e-5, "lam": 1e-3}
+
+
 @pytest.mark.parametrize("calibration_kind", ["asymptotic", "conformal"])
 def test_pa_lstm_fits_together_then_each_fit_takes_its_member(calibration_kind):
-    train, calibration, test = _set(0, 120), _set(1, 60), _set(2, 40)
-    params = {"hidden": 6, "epochs": 8, "T1": 2, "T2": 4, "T3": 6, "refine_epochs": 2, "batch_size": 30, "s1": 0.1,
-              "s0_init": 1e-4, "s0_end": 1e-5, "lam": 1e-3, "calibration": calibration_kind}
-    alone = [get_method("pa_lstm")(random_state=s, **params).fit(train, calibration) for s in range(3)]
+    """Each seed of a cell has its own split (as the runner's set problems do)."""
+    splits = [(_set(10 * s, 120), _set(10 * s + 1, 60)) for s in range(3)]
+    train, calibration, test = *splits[0], _set(2, 40)
+    params = {**PARAMS, "calibration": calibration_kind}
+    alone = [get_method("pa_lstm")(random_state=s, **params).fit(*split) for s, split in enumerate(splits)]
     cell = [get_method("pa_lstm")(random_state=s, **params) for s in range(3)]
-    type(cell[0]).fit_together(cell, [(train, calibration)] * 3)
-    for a, c in zip(alone, cell):
-        c.fit(train, calibration)
+    type(cell[0]).fit_together(cell, splits)
+    for a, c, split in zip(alone, cell, splits):
+        c.fit(*split)
         assert c.diagnostics()["trained_in_cell"] and not hasattr(c, "trained_together_")
         assert "trained_in_cell" not in a.diagnostics() and "train_seconds" not in c.diagnostics()
         assert c.diagnostics()["kept_weights"] == a.diagnostics()["kept_weights"]
@@ -125,3 +133,27 @@ def test_pa_lstm_fits_together_then_each_fit_takes_its_member(calibration_kind):
     with pytest.raises(ValueError, match="equal settings"):
         type(stray).fit_together([stray, get_method("pa_lstm")(random_state=1, **{**params, "hidden": 7})],
                                  [(train, calibration)] * 2)
+
+
+def test_a_cell_that_cannot_train_as_one_says_why(monkeypatch):
+    """Padded sets, and a stack with a diverged member (whose NaN reaches its cell-mates), are refused: the
+    runner then trains each seed alone (its records say why)."""
+    from pibench.methods.pa import lstm_method
+
+    train, calibration = _set(0, 120), _set(1, 60)
+    padded = SetData(x=train.x.copy(), y=train.y)
+    padded.x[0, -2:] = np.nan
+    with pytest.raises(ValueError, match="padded sequences"):
+        lstm_method.PALSTM.fit_together([get_method("pa_lstm")(random_state=s, **PARAMS) for s in range(2)],
+                                        [(padded, calibration)] * 2)
+    trained = lstm_method.train_pa
+
+    def one_diverges(stack, X, Y, settings, seed):
+        masks = trained(stack, X, Y, settings, seed=seed)
+        with torch.no_grad():
+            stack.head.bias[1, 0] = float("nan")
+        return masks
+    monkeypatch.setattr(lstm_method, "train_pa", one_diverges)
+    with pytest.raises(ValueError, match="diverged"):
+        lstm_method.PALSTM.fit_together([get_method("pa_lstm")(random_state=s, **PARAMS) for s in range(2)],
+                                        [(train, calibration)] * 2)

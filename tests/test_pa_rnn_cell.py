@@ -150,6 +150,23 @@ def test_the_runner_trains_a_cell_together_and_records_it(tmp_path):
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_cuda_a_stacks_prior_terms_are_its_members_own_bit_for_bit():
+    """PA's trainer takes a stack's prior terms in one call on a GPU (trainer._of_each): each member's slice must
+    be what its own tensor gives, as the per-member calls on the CPU make sure of."""
+    from pibench.methods.pa.prior import MixtureGaussianPrior, mixture_grad_log_density
+    from pibench.methods.pa.trainer import _of_each
+
+    g = torch.Generator(device="cuda").manual_seed(0)
+    prior = MixtureGaussianPrior(1e-7, 4e-6, 0.05)
+    c1, c2, s0 = (torch.tensor(v, device="cuda") for v in (prior.c1, prior.c2, prior.s0))
+    for shape in ((5, 1000, 1000), (5, 1000), (5, 7, 3), (3, 1)):
+        p = 0.01 * torch.randn(*shape, generator=g, device="cuda")
+        for term in (prior.curvature, lambda q: mixture_grad_log_density(q, c1, c2, s0, 0.05)):
+            whole = _of_each(term, p, members=True)
+            assert all(torch.equal(whole[b], term(p[b].clone())) for b in range(shape[0])), shape
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_a_cell_on_cuda_agrees_with_the_cpu(tmp_path):
     """On a GPU cells batch by default. The GPU draws its minibatches and noise from its own generator family
     (methods/device.py), so its seeds are other draws than the CPU's: the lags agree, and the intervals

@@ -132,17 +132,19 @@ class PALSTM(SequenceMethod):
         alone up to the rounding of the larger kernels (the same masks in tests/test_pa_lstm_cells.py). The
         fits must share every setting but the seed, and their training sets their size.
         """
-        if any(type(m) is not cls or m.params_but_seed() != methods[0].params_but_seed() for m in methods):
-            raise ValueError(f"{cls.name} fits train together only with equal settings.")
-        for m in methods:
-            m.check_params()
+        cls._check_cell(methods)
         sets = [m._training_data(train, calibration) for m, (train, calibration) in zip(methods, datas)]
         scaled = [m._scale(data) for m, data in zip(methods, sets)]
         if len({x.shape for x, _ in scaled}) > 1:
             raise ValueError(f"{cls.name} fits train together only on equally many sequences of one shape.")
+        if any(bool(torch.isnan(x).any()) for x, _ in scaled):
+            raise ValueError("padded sequences (NaN after their end) train alone: the stack runs every step.")
         stack = StackedPALSTMs([m._new_network(data) for m, data in zip(methods, sets)])
         masks = train_pa(stack, torch.stack([x for x, _ in scaled], dim=1), torch.stack([y for _, y in scaled], dim=1),
                          methods[0]._settings(), seed=[m._seed() for m in methods])
+        if not all(bool(torch.isfinite(p).all()) for p in stack.parameters()):  # one diverged: it spoils the others
+            raise ValueError("a member of the stack diverged (inf or NaN), which reaches its cell-mates through the "
+                             "shared products; the fits train alone.")
         for b, (m, data) in enumerate(zip(methods, sets)):
             m.trained_together_ = (set_fingerprint(data), stack.member(b), stack.member_masks(masks, b))
 

@@ -12,10 +12,13 @@ The forward assembles the block-diagonal weights of one torch LSTM with B d inpu
 units (member b reads inputs b d .. (b + 1) d - 1 and owns units b h .. (b + 1) h - 1 of
 each of torch's gate blocks i, f, g, o, the layout of
 :class:`~pibench.methods.sequence.stacked.StackedSequenceNets`) and runs it: on a GPU one
-cuDNN call for B networks, where B processes would share the GPU by time slices. The
-cross-member weights are not parameters but exact zeros in every forward, so no gradient,
-noise or prior reaches them and each member computes its own network up to the rounding of
-the larger kernels.
+cuDNN call for B networks (meant to: not yet run on a GPU), where B processes would share
+the GPU by time slices. The cross-member weights are not parameters but exact zeros in
+every forward, so no gradient, noise or prior reaches them and each member computes its
+own network up to the rounding of the larger kernels, while its numbers are finite: a
+member that diverges to inf or NaN reaches the others through 0 x NaN in the shared
+products (:meth:`~pibench.methods.pa.lstm_method.PALSTM.fit_together` then refuses the
+cell, and its seeds train alone). Padded sets (NaN after a sequence's end) train alone.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from torch import nn
 from torch.func import functional_call
 
 from pibench.methods.sequence.network import SequenceNet
+from pibench.methods.sequence.stacked import member_shape
 
 #: the member parameters of the LSTM, torch's names (the stack's are ``lstm.<name>``)
 LSTM_WEIGHTS = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
@@ -38,26 +42,18 @@ class StackedPALSTMs(nn.Module):
 
     def __init__(self, members: list[SequenceNet]):
         super().__init__()
-        if not members:
-            raise ValueError("a stack needs at least one member.")
-        if not all(isinstance(m.lstm, nn.LSTM) for m in members):
-            raise TypeError("stack the trainable networks, not their step-by-step twins.")
-        shapes = {(cast(nn.LSTM, m.lstm).input_size, cast(nn.LSTM, m.lstm).hidden_size, int(m.horizon), int(m.k))
-                  for m in members}
-        if len(shapes) > 1:
-            raise ValueError("stacked PA-LSTMs must share inputs, units, horizon and outputs per step.")
-        if any(m.dropout.p > 0 for m in members):
-            raise ValueError("PA-LSTMs have no dropout; a stack of networks with dropout is refused.")
         self.members = len(members)
-        self.d, self.h, self.horizon, self.k = shapes.pop()
+        self.d, self.h, self.horizon, self.k = member_shape(members)
         self.lstm, self.head = nn.Module(), nn.Module()
         for part, names in ((self.lstm, LSTM_WEIGHTS), (self.head, ("weight", "bias"))):
             prefix = "lstm." if part is self.lstm else "head."
             for name in names:
                 stacked = torch.stack([dict(m.named_parameters())[prefix + name].detach() for m in members])
                 part.register_parameter(name, nn.Parameter(stacked.clone()))
-        # the LSTM that runs the assembled weights; not a submodule: its own weights are never used
-        self.__dict__["_runner"] = nn.LSTM(self.members * self.d, self.members * self.h, batch_first=True)
+        # the LSTM that runs the assembled weights: not a submodule, and its own weights (never used) on the meta
+        # device, so they take no memory; no dropout, so its train/eval mode does not matter
+        self.__dict__["_runner"] = nn.LSTM(self.members * self.d, self.members * self.h, batch_first=True,
+                                           device="meta")
 
     def _block_diagonal(self, w: torch.Tensor, width: int) -> torch.Tensor:
         """(B, 4 h, width) member weights -> (4 B h, B width): member b's rows of gate g at g B h + b h, its

@@ -206,9 +206,12 @@ class TensorScalarIterations:
 
 
 def _of_each(term, p: torch.Tensor, members: bool) -> torch.Tensor:
-    """A prior term of parameter p; of each member's slice apart for a stack of members, since
-    torch's sigmoid kernel rounds by tensor size and a member must see its own size (bit-for-bit)."""
-    return torch.stack([term(q) for q in p]) if members else term(p)
+    """A prior term of parameter p. For a stack of members on the CPU, of each member's slice apart: the
+    vectorised kernels there (sigmoid's) round a tensor's tail lanes otherwise, and a member must see its
+    own size to be bit for bit itself alone. A GPU's elementwise kernels compute every element alike
+    whatever the size (tests/test_pa_rnn_cell.py checks it on CUDA), so there the whole stack goes in one
+    call: B times fewer kernels per iteration."""
+    return torch.stack([term(q) for q in p]) if members and p.device.type != "cuda" else term(p)
 
 
 class PATraining:
@@ -297,8 +300,9 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
 
     X, y: the n training samples (any shapes the model maps between, first axis n).
     ``seed``: one seed, or one per member of a stack of independent networks with their
-    own data (X (n, B, ...), y (n, B, ...), member b on [:, b]; e.g.
-    :class:`~pibench.methods.pa.networks.StackedElmanRNNs`): member b then draws its minibatches and
+    own data (X (n, B, ...), y (n, B, ...), member b on [:, b]; every parameter (B, ...), e.g.
+    :class:`~pibench.methods.pa.networks.StackedElmanRNNs` or
+    :class:`~pibench.methods.pa.stacked_lstm.StackedPALSTMs`): member b then draws its minibatches and
     SGHMC noise from its own generator, as it would trained alone.
     Training runs on :func:`~pibench.methods.device.current_device`, its minibatches and SGHMC noise
     drawn there (:func:`~pibench.methods.device.task_generator`); the model and the masks are handed

@@ -92,6 +92,15 @@ class SequenceMethod(IntervalMethod):
         with torch.no_grad():
             return self._to_raw(net(self._inputs(x)).double().numpy())
 
+    @classmethod
+    def _check_cell(cls, methods: list) -> None:
+        """Fits that train together (``fit_together``) must be of this class and share every setting but the
+        seed; each must be valid."""
+        if any(type(m) is not cls or m.params_but_seed() != methods[0].params_but_seed() for m in methods):
+            raise ValueError(f"{cls.name} fits train together only with equal settings.")
+        for m in methods:
+            m.check_params()
+
     def diagnostics(self) -> dict:
         history = getattr(self, "loss_history_", None)
         return ({"final_train_loss": float(history[-1])} if history else {}) \
@@ -125,10 +134,7 @@ class TrainsTogether(SequenceMethod):
     def fit_together(cls, methods: list[TrainsTogether], datas: list[tuple[SetData, SetData | None]]) -> None:
         """Train the networks of ``methods[b].fit(*datas[b])`` as one stack; each fit then takes its member.
         The methods must share every parameter but the seed, and their training sets their size."""
-        if any(type(m) is not cls or m.params_but_seed() != methods[0].params_but_seed() for m in methods):
-            raise ValueError(f"{cls.name} fits train together only with equal settings.")
-        for m in methods:
-            m.check_params()
+        cls._check_cell(methods)
         plans = [m._training_plan(train, calibration) for m, (train, calibration) in zip(methods, datas)]
         scaled = [m._scale(plan.data) for m, plan in zip(methods, plans)]
         first, plan = methods[0], plans[0]

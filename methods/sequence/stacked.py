@@ -27,6 +27,22 @@ from torch import nn
 from pibench.methods.sequence.network import SequenceNet
 
 
+def member_shape(members: list[SequenceNet]) -> tuple[int, int, int, int]:
+    """(d inputs, h units, horizon H, outputs per step k) that the networks of a stack share; raises for
+    what cannot be stacked: no networks, step-by-step twins, differing shapes, dropout."""
+    if not members:
+        raise ValueError("a stack needs at least one member.")
+    if not all(isinstance(m.lstm, nn.LSTM) for m in members):
+        raise TypeError("stack the trainable networks, not their step-by-step twins.")
+    shapes = {(cast(nn.LSTM, m.lstm).input_size, cast(nn.LSTM, m.lstm).hidden_size, int(m.horizon), int(m.k))
+              for m in members}
+    if len(shapes) > 1:
+        raise ValueError("stacked sequence networks must share inputs, units, horizon and outputs per step.")
+    if any(m.dropout.p > 0 for m in members):
+        raise ValueError("networks with dropout train alone: one dropout generator would tie the members.")
+    return shapes.pop()
+
+
 class StackedSequenceNets(nn.Module):
     """B members (module doc) as one network: x (m, T, B d) -> (m, B, H) or (m, B, H, k)."""
 
@@ -41,16 +57,8 @@ class StackedSequenceNets(nn.Module):
 
     def __init__(self, members: list[SequenceNet]):
         super().__init__()
-        if not all(isinstance(m.lstm, nn.LSTM) for m in members):
-            raise TypeError("stack the trainable networks, not their step-by-step twins.")
-        shapes = {(cast(nn.LSTM, m.lstm).input_size, cast(nn.LSTM, m.lstm).hidden_size, int(m.horizon), int(m.k))
-                  for m in members}
-        if len(shapes) > 1:
-            raise ValueError("stacked sequence networks must share inputs, units, horizon and outputs per step.")
-        if any(m.dropout.p > 0 for m in members):
-            raise ValueError("networks with dropout train alone: one dropout generator would tie the members.")
         self.members = len(members)
-        self.d, self.h, self.horizon, self.k = shapes.pop()
+        self.d, self.h, self.horizon, self.k = member_shape(members)
         B, d, h, n_out = self.members, self.d, self.h, self.horizon * self.k
         self.lstm = nn.LSTM(B * d, B * h, batch_first=True)
         self.head = nn.Linear(B * h, B * n_out)
