@@ -210,10 +210,16 @@ def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: st
             cell_class: Any = type(trained[0])  # cells() chose a method class that has fit_together
             cell_class.fit_together(trained, datas)
         methods, cell = list(trained), {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
+        del trained  # methods holds them, one by one let go below
     except Exception as exc:
         methods, cell = [None] * len(tasks), {"members": len(tasks), "error": f"{type(exc).__name__}: {exc}"}
-    return [execute_task(task, results_dir, data_dir, threads, False, device, method, cell)
-            for task, method in zip(tasks, methods)]
+    records = []
+    for i, task in enumerate(tasks):
+        # each fitted member is let go after its task: on a GPU PA's dense curvature holds gigabytes
+        method, methods[i] = methods[i], None
+        records.append(execute_task(task, results_dir, data_dir, threads, False, device, method, cell))
+        del method
+    return records
 
 
 def cells(tasks: list[Task]) -> tuple[list[list[Task]], list[Task]]:

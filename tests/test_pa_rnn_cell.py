@@ -221,3 +221,31 @@ def test_a_cell_that_cannot_train_together_trains_its_tasks_alone(tmp_path, monk
     rnn = [r for r in report.executed if r["method"] == "pa_rnn"]
     assert len(rnn) == 3
     assert all(r["cell"] == {"members": 3, "error": "MemoryError: no room for the stack"} for r in rnn)
+
+
+def test_a_cell_lets_each_fitted_member_go_after_its_task(tmp_path, monkeypatch):
+    """On a GPU a fitted PA member holds its dense curvature (gigabytes at PA-LSTM-100's size): the cell keeps
+    no member alive past its own task."""
+    import gc
+    import weakref
+
+    from pibench.benchmarks import runner
+    from pibench.benchmarks.preflight import prepare_tasks
+    from pibench.benchmarks.suite import build_tasks, load_suite
+
+    path = tmp_path / "cell.toml"
+    path.write_text(CELL_SUITE)
+    batched, _ = runner.cells(prepare_tasks(build_tasks(load_suite(str(path)))).tasks)
+    seen: list[weakref.ref] = []
+    alive_before: list[int] = []
+    run_one = runner.execute_task
+
+    def watched(task, *args):
+        gc.collect()
+        alive_before.append(sum(ref() is not None for ref in seen))
+        seen.append(weakref.ref(args[5]))  # the member trained in the cell
+        return run_one(task, *args)
+    monkeypatch.setattr(runner, "execute_task", watched)
+    records = runner.execute_cell(batched[0], tmp_path / "r")
+    assert [r["status"] for r in records] == ["ok"] * 3 and all("error" not in r["cell"] for r in records)
+    assert alive_before == [0, 0, 0]
