@@ -13,7 +13,9 @@ each sequence and the quantile of the max of the correlated standardised normal
 (:mod:`pibench.methods.pa.joint_band`): joint coverage 1 - alpha under the
 asymptotics instead of at least 1 - alpha, so a narrower band when the horizons'
 errors are correlated. The network fits standardised targets (SGHMC's step is not
-scale-free) and the intervals are mapped back to raw units.
+scale-free) and the intervals are mapped back to raw units. On a GPU the runner trains the
+seeds of one configuration as one stack (:meth:`PALSTM.fit_together`); each fit then forms
+its own intervals.
 
 ``calibration = "conformal"`` (conformalised PA, beyond the paper) keeps PA's shape and
 fixes its scale with a finite-sample guarantee: the network trains on the training
