@@ -87,7 +87,7 @@ STAGES = (
     Stage("tests", 120, "the CUDA tests (tests/test_device.py, test_pa_rnn_cell.py, test_pa_graphs.py, "
                         "test_sequence_cells.py, test_span_serving.py, test_pa_structure.py, "
                         "test_sequence_methods.py, test_pa_lstm_cells.py)"),
-    Stage("perf_device", 120, "perf_device, CPU and GPU columns"),
+    Stage("perf_device", 180, "perf_device, CPU and GPU columns"),
     Stage("profile", 75, "one PA-RNN iteration (Elman-1000) under torch.profiler, one member and a stack of 5"),
     # a suite may run on past its target, as far as the budget goes: a table finished late is worth more than none
     # (the H200 run stopped all three at 300 / 300 / 120 s with 125 s of the budget unused)

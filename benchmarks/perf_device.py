@@ -7,7 +7,8 @@ sees a GPU, ``use_device("cuda")`` (synchronised before the clock stops), on
 synthetic data of the paper's shapes (no download):
 
 (a) one fesp online day-step of base fits: the 24 hourly MLPs of 8 days (192
-    models, 100 sigmoid units, 544 training rows, 300 epochs) as one stack;
+    models, 100 sigmoid units, 544 training rows, 300 epochs) as one stack; on a GPU
+    also for 64 days (a chunk of the shared fits there) and the whole year of 365;
 (b) 100 iterations of PA-RNN at the paper's width (Elman, 1,000 units, window 15,
     batch 36 subsequences of 10 steps) through PA's trainer, in the annealing phase
     (plus its one pass over the training subsequences for the live weights: 2,000 here);
@@ -69,10 +70,12 @@ def _seconds(work: Callable[[], object], device: str, repeats: int) -> float:
     return min(once() for _ in range(repeats))
 
 
-def fesp_base_fits() -> Callable[[], object]:
+def fesp_base_fits(days: int = 8) -> Callable[[], object]:
+    """(a): the 24 hourly base MLPs of ``days`` online day-steps of fesp as one stack (8 days: 192 models)."""
+    models = 24 * days
     rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(192, 544, 13)), rng.normal(size=(192, 544))
-    return lambda: train_batched_mlp(X, y, seeds=list(range(192)), hidden=100, epochs=300, lr=1e-3)
+    X, y = rng.normal(size=(models, 544, 13)), rng.normal(size=(models, 544))
+    return lambda: train_batched_mlp(X, y, seeds=list(range(models)), hidden=100, epochs=300, lr=1e-3)
 
 
 def elman_settings(iterations: int = 100) -> PASettings:
@@ -204,7 +207,7 @@ def order_cell(batched: bool, graphs: bool = True, iterations: int = 100) -> Cal
     return work
 
 
-FIGURES = {
+FIGURES: dict[str, Callable[[], Callable[[], object]]] = {
     "(a) fesp day-step of base fits (192 MLPs, 300 epochs)": fesp_base_fits,
     "(b) 100 PA-RNN iterations, Elman-1000": elman_iterations,
     "(c) one LSTM epoch, EEG-sized (11,930 x 40)": lstm_epoch,
@@ -214,7 +217,7 @@ FIGURES = {
     "(g) one PA-LSTM-100 annealing epoch, EEG-sized": pa_lstm100_epoch,
 }
 #: GPU-only rows: (b) and (e) batched with CUDA graphs off, beside the rows above (graphs on)
-GPU_ONLY = {
+GPU_ONLY: dict[str, Callable[[], Callable[[], object]]] = {
     "(b) the same, CUDA graphs off": lambda: elman_iterations(graphs=False),
     "(e) batched, CUDA graphs off": lambda: order_cell(batched=True, graphs=False),
     "(b) 1,100 iterations": lambda: elman_iterations(iterations=1100),
@@ -222,6 +225,9 @@ GPU_ONLY = {
     "(f) one LSTM-100 epoch, EEG-sized, one seed": lambda: lstm100_epoch(1),
     "(f) the same, 5 seeds as one stack": lambda: lstm100_epoch(5),
     "(g) the same, 5 seeds as one PA stack": lambda: pa_lstm100_epoch(5),
+    # how the shared fesp base fits scale with the chunk (forecast_stage.CHUNK_FITS: 64 day-steps on a GPU)
+    "(a) the same for 64 days (1,536 MLPs): one GPU chunk": lambda: fesp_base_fits(64),
+    "(a) the same for 365 days (8,760 MLPs): the whole year": lambda: fesp_base_fits(365),
 }
 
 
@@ -287,6 +293,13 @@ def targets(seconds: dict[str, dict[str, float]]) -> list[str]:
                                                             "(f) the same, 5 seeds as one stack"))
     if one and stack:
         lines.append(f"cuda: (f) five seeds stacked / one = {stack / one:.2f}x (apart: 5x)")
+    days = {8: "(a) fesp day-step of base fits (192 MLPs, 300 epochs)",
+            64: "(a) the same for 64 days (1,536 MLPs): one GPU chunk",
+            365: "(a) the same for 365 days (8,760 MLPs): the whole year"}
+    per_day = {n: t / n for n, label in days.items() if (t := seconds.get(label, {}).get("cuda"))}
+    if len(per_day) > 1:
+        lines.append("cuda: (a) seconds per day-step (24 MLPs) when a stack holds " +
+                     ", ".join(f"{n} days: {t:.3f}" for n, t in per_day.items()))
     one, stack = (seconds.get(k, {}).get("cuda") for k in ("(g) one PA-LSTM-100 annealing epoch, EEG-sized",
                                                             "(g) the same, 5 seeds as one PA stack"))
     if one and stack:
