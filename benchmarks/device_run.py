@@ -68,6 +68,9 @@ SUITE_SHARE = {"ar_order_paper": 1, "sets_eeg100": 2, "fesp": 1}
 #: (perf_device (e), steady state) and a CF-RNN cell trained in 316 s against about 70 s alone (150 x (f));
 #: with 7 at once, neither an MQ-RNN cell nor a DP-RNN seed finished in 220 s. So few workers, suites one by one.
 GPU_WORKERS = 4
+#: the test files of the tests stage (it runs their CUDA tests: ``-k "cuda or gpu"``)
+CUDA_TEST_FILES = ("test_device.py", "test_pa_rnn_cell.py", "test_pa_graphs.py", "test_sequence_cells.py",
+                   "test_span_serving.py", "test_pa_structure.py", "test_sequence_methods.py", "test_pa_lstm_cells.py")
 TAIL_LINES = 40
 #: the largest file the device tool brings back from OUT (16 MiB), less a margin
 MAX_OUT_FILE = 15 * 2**20
@@ -84,9 +87,7 @@ class Stage:
 
 STAGES = (
     Stage("env", 30, "torch, CUDA and the GPU"),
-    Stage("tests", 120, "the CUDA tests (tests/test_device.py, test_pa_rnn_cell.py, test_pa_graphs.py, "
-                        "test_sequence_cells.py, test_span_serving.py, test_pa_structure.py, "
-                        "test_sequence_methods.py, test_pa_lstm_cells.py)"),
+    Stage("tests", 120, f"the CUDA tests (in tests/: {', '.join(CUDA_TEST_FILES)})"),
     Stage("perf_device", 180, "perf_device, CPU and GPU columns"),
     Stage("profile", 75, "one PA-RNN iteration (Elman-1000) under torch.profiler, one member and a stack of 5"),
     # a suite may run on past its target, as far as the budget goes: a table finished late is worth more than none
@@ -247,9 +248,7 @@ class DeviceRun:
         if stage == "env":
             return [[py, "-c", _ENV_SCRIPT]] + ([["nvidia-smi"]] if shutil.which("nvidia-smi") else [])
         if stage == "tests":
-            files = ["tests/test_device.py", "tests/test_pa_rnn_cell.py", "tests/test_pa_graphs.py",
-                     "tests/test_sequence_cells.py", "tests/test_span_serving.py", "tests/test_pa_structure.py",
-                     "tests/test_sequence_methods.py", "tests/test_pa_lstm_cells.py"]
+            files = [f"tests/{name}" for name in CUDA_TEST_FILES]
             return [[py, "-m", "pytest", "-q", "-rs", "-n", "0", "-p", "no:cacheprovider", *files, "-k", "cuda or gpu"]]
         if stage == "perf_device":
             return [[py, "-m", "pibench.benchmarks.perf_device", *(["--only", "d"] if dry else [])]]

@@ -123,21 +123,28 @@ def lstm_epoch() -> Callable[[], object]:
     return work
 
 
+def _eeg_sized(seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random data of EEG's shapes: 11,930 sequences of 40 steps, 10 horizons."""
+    rng = np.random.default_rng(seed)
+    return (torch.as_tensor(rng.normal(size=(11930, 40, 1)), dtype=torch.float32),
+            torch.as_tensor(rng.normal(size=(11930, 10)), dtype=torch.float32))
+
+
+def _lstm100(seed: int) -> SequenceNet:
+    """``sets_eeg100``'s network for one seed."""
+    torch.manual_seed(seed)
+    return SequenceNet(1, 100, 10)
+
+
 def lstm100_epoch(seeds: int) -> Callable[[], object]:
     """(f): one epoch of ``sets_eeg100``'s LSTM-100 (EEG-sized), for one seed or ``seeds`` as one stack."""
-    rng = np.random.default_rng(4)
-    x = torch.as_tensor(rng.normal(size=(11930, 40, 1)), dtype=torch.float32)
-    y = torch.as_tensor(rng.normal(size=(11930, 10)), dtype=torch.float32)
-
-    def net(seed: int) -> SequenceNet:
-        torch.manual_seed(seed)
-        return SequenceNet(1, 100, 10)
+    x, y = _eeg_sized(4)
 
     def work():
         if seeds == 1:
-            train_network(net(0), x, y, mse_loss, epochs=1, lr=1e-3, batch_size=150, seed=0)
+            train_network(_lstm100(0), x, y, mse_loss, epochs=1, lr=1e-3, batch_size=150, seed=0)
         else:
-            train_stack(StackedSequenceNets([net(b) for b in range(seeds)]), [x] * seeds, [y] * seeds, mse_loss,
+            train_stack(StackedSequenceNets([_lstm100(b) for b in range(seeds)]), [x] * seeds, [y] * seeds, mse_loss,
                         epochs=1, lr=1e-3, batch_size=150, seeds=list(range(seeds)))
     return work
 
@@ -146,22 +153,16 @@ def pa_lstm100_epoch(seeds: int = 1) -> Callable[[], object]:
     """(g): one annealing epoch of ``sets_eeg100``'s PA-LSTM-100 on EEG-sized data (SGHMC at temperature tau
     with the implicit prior step, the network's whole prior over its 42,210 weights), for one seed or
     ``seeds`` as one stack (:class:`~pibench.methods.pa.stacked_lstm.StackedPALSTMs`)."""
-    rng = np.random.default_rng(5)
-    x = torch.as_tensor(rng.normal(size=(11930, 40, 1)), dtype=torch.float32)
-    y = torch.as_tensor(rng.normal(size=(11930, 10)), dtype=torch.float32)
+    x, y = _eeg_sized(5)
     settings = PASettings(epochs=1, lr=1e-3, batch_size=150, T1=0, T2=0, T3=1, s1=0.01, s0_init=1e-5,
                           s0_end=1e-6, lam=1e-7, tau=1.0, refine_epochs=0, initial_optimizer="adam",
                           prior_step="implicit")
 
-    def net(seed: int) -> SequenceNet:
-        torch.manual_seed(seed)
-        return SequenceNet(1, 100, 10)
-
     def work():  # t = 0 >= T2: the full prior
         if seeds == 1:
-            PATraining(net(0), x, y, settings, seed=0).unit(0)
+            PATraining(_lstm100(0), x, y, settings, seed=0).unit(0)
         else:
-            stack = StackedPALSTMs([net(b) for b in range(seeds)])
+            stack = StackedPALSTMs([_lstm100(b) for b in range(seeds)])
             PATraining(stack, torch.stack([x] * seeds, 1), torch.stack([y] * seeds, 1), settings,
                        seed=list(range(seeds))).unit(0)
     return work
@@ -289,10 +290,6 @@ def targets(seconds: dict[str, dict[str, float]]) -> list[str]:
         if long_e and "cuda" in batched:
             lines.append(f"cuda: (e) steady state, five seeds batched / one member = "
                          f"{(long_e - batched['cuda']) / 1000 / per_b:.2f}x (target <= 1.5x)")
-    one, stack = (seconds.get(k, {}).get("cuda") for k in ("(f) one LSTM-100 epoch, EEG-sized, one seed",
-                                                            "(f) the same, 5 seeds as one stack"))
-    if one and stack:
-        lines.append(f"cuda: (f) five seeds stacked / one = {stack / one:.2f}x (apart: 5x)")
     days = {8: "(a) fesp day-step of base fits (192 MLPs, 300 epochs)",
             64: "(a) the same for 64 days (1,536 MLPs): one GPU chunk",
             365: "(a) the same for 365 days (8,760 MLPs): the whole year"}
@@ -300,10 +297,13 @@ def targets(seconds: dict[str, dict[str, float]]) -> list[str]:
     if len(per_day) > 1:
         lines.append("cuda: (a) seconds per day-step (24 MLPs) when a stack holds " +
                      ", ".join(f"{n} days: {t:.3f}" for n, t in per_day.items()))
-    one, stack = (seconds.get(k, {}).get("cuda") for k in ("(g) one PA-LSTM-100 annealing epoch, EEG-sized",
-                                                            "(g) the same, 5 seeds as one PA stack"))
-    if one and stack:
-        lines.append(f"cuda: (g) five PA-LSTM seeds stacked / one = {stack / one:.2f}x (apart: 5x)")
+    for figure, pair in (("(f) five seeds stacked", ("(f) one LSTM-100 epoch, EEG-sized, one seed",
+                                                     "(f) the same, 5 seeds as one stack")),
+                         ("(g) five PA-LSTM seeds stacked", ("(g) one PA-LSTM-100 annealing epoch, EEG-sized",
+                                                            "(g) the same, 5 seeds as one PA stack"))):
+        one, stack = (seconds.get(k, {}).get("cuda") for k in pair)
+        if one and stack:
+            lines.append(f"cuda: {figure} / one = {stack / one:.2f}x (apart: 5x)")
     return lines
 
 if __name__ == "__main__":

@@ -37,6 +37,7 @@ import inspect
 import sys
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -127,6 +128,15 @@ class IntervalMethod(ABC):
     def params_but_seed(self) -> dict:
         """Every parameter but ``random_state``: fits that train together as one network (a cell) share them."""
         return {k: v for k, v in self.get_params().items() if k != "random_state"}
+
+    @classmethod
+    def _check_cell(cls, methods: Sequence[IntervalMethod]) -> None:
+        """Fits that train together (``fit_together``) must be of this class and share every setting but the
+        seed; each must be valid."""
+        if any(type(m) is not cls or m.params_but_seed() != methods[0].params_but_seed() for m in methods):
+            raise ValueError(f"{cls.name} fits train together only with equal settings.")
+        for m in methods:
+            m.check_params()
 
     def _take_from_cell(self, key: object) -> tuple | None:
         """What a ``fit_together`` left for this method (``trained_together_ = (key, *trained)``), if it was

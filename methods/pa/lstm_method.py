@@ -45,6 +45,7 @@ from pibench.methods.pa.trainer import PASettings, train_pa
 from pibench.methods.param_checks import non_negative_int, one_of
 from pibench.methods.sequence.base import SequenceMethod, set_fingerprint
 from pibench.methods.sequence.network import SequenceNet
+from pibench.methods.sequence.stacked import refuse_padded
 
 
 @register
@@ -139,8 +140,7 @@ class PALSTM(SequenceMethod):
         scaled = [m._scale(data) for m, data in zip(methods, sets)]
         if len({x.shape for x, _ in scaled}) > 1:
             raise ValueError(f"{cls.name} fits train together only on equally many sequences of one shape.")
-        if any(bool(torch.isnan(x).any()) for x, _ in scaled):
-            raise ValueError("padded sequences (NaN after their end) train alone: the stack runs every step.")
+        refuse_padded([x for x, _ in scaled])
         stack = StackedPALSTMs([m._new_network(data) for m, data in zip(methods, sets)])
         masks = train_pa(stack, torch.stack([x for x, _ in scaled], dim=1), torch.stack([y for _, y in scaled], dim=1),
                          methods[0]._settings(), seed=[m._seed() for m in methods])

@@ -141,10 +141,10 @@ class PARNN(IntervalMethod):
         alone up to the rounding of the batched kernels; ``methods[b].fit(datas[b])`` then
         uses it. The fits must share every setting but the seed, and their data shapes.
         """
+        cls._check_cell(methods)
         sets = [m._training_set(d) for m, d in zip(methods, datas)]
-        same = all(m.params_but_seed() == methods[0].params_but_seed() for m in methods)
-        if not same or len({s[0].shape for s in sets}) > 1:
-            raise ValueError("pa_rnn fits train together only with equal settings and equally long windows.")
+        if len({s[0].shape for s in sets}) > 1:
+            raise ValueError("pa_rnn fits train together only on equally long windows.")
         first = methods[0]
         rnns = [m._initial_rnn(seqs.shape[2], seed) for m, (seqs, _, seed) in zip(methods, sets)]
         stack = StackedElmanRNNs.from_members(rnns, first.burn_in)

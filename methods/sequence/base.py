@@ -92,15 +92,6 @@ class SequenceMethod(IntervalMethod):
         with torch.no_grad():
             return self._to_raw(net(self._inputs(x)).double().numpy())
 
-    @classmethod
-    def _check_cell(cls, methods: list) -> None:
-        """Fits that train together (``fit_together``) must be of this class and share every setting but the
-        seed; each must be valid."""
-        if any(type(m) is not cls or m.params_but_seed() != methods[0].params_but_seed() for m in methods):
-            raise ValueError(f"{cls.name} fits train together only with equal settings.")
-        for m in methods:
-            m.check_params()
-
     def diagnostics(self) -> dict:
         history = getattr(self, "loss_history_", None)
         return ({"final_train_loss": float(history[-1])} if history else {}) \

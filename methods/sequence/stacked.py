@@ -19,6 +19,7 @@ others through 0 x NaN in the shared products, and its cell's tasks fail.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import cast
 
 import torch
@@ -41,6 +42,13 @@ def member_shape(members: list[SequenceNet]) -> tuple[int, int, int, int]:
     if any(m.dropout.p > 0 for m in members):
         raise ValueError("networks with dropout train alone: one dropout generator would tie the members.")
     return shapes.pop()
+
+
+def refuse_padded(xs: Sequence[torch.Tensor]) -> None:
+    """Raise for padded sequences (NaN after a sequence's end): a stack runs every step of every member,
+    so such sets train alone."""
+    if any(bool(torch.isnan(x).any()) for x in xs):
+        raise ValueError("padded sequences (NaN) train alone: the stack reads every step of every member.")
 
 
 class StackedSequenceNets(nn.Module):

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from pibench.methods.device import current_device, task_generator
-from pibench.methods.sequence.stacked import StackedSequenceNets
+from pibench.methods.sequence.stacked import StackedSequenceNets, refuse_padded
 
 
 @runtime_checkable
@@ -75,8 +75,7 @@ def train_stack(
     if len({tuple(x.shape) for x in xs}) > 1 or xs[0].shape[-1] != stack.d:
         raise ValueError(f"a stack's members read sequences of one length with {stack.d} feature(s) each; got "
                          f"{sorted({tuple(x.shape) for x in xs})}.")
-    if any(bool(torch.isnan(x).any()) for x in xs):
-        raise ValueError("padded sequences (NaN) train alone: the stack reads every step of every member.")
+    refuse_padded(xs)
     return _train(stack, list(xs), list(ys), loss_fn, list(seeds), epochs=epochs, lr=lr, batch_size=batch_size,
                   steps_per_epoch=steps_per_epoch)
 
