@@ -11,8 +11,8 @@ There (the device tool's ``run``, ``carry = [".device"]``), in the repository ro
     bash benchmarks/device_run.sh                      # every stage, within --budget seconds
     bash benchmarks/device_run.sh --stages sets_eeg100 fesp --resume .device/resume/*.tar.gz
 
-Stages, in order, each in its own process group under its own time limit (a stage that
-outruns it is stopped, the rest go on): ``env`` (torch, CUDA, the GPU), ``tests`` (the
+Stages, in this order unless ``--stages`` names another, each in its own process group under
+its own time limit (a stage that outruns it is stopped, the rest go on): ``env`` (torch, CUDA, the GPU), ``tests`` (the
 CUDA tests), ``perf_device`` (CPU and GPU columns side by side), ``profile`` (one PA-RNN
 iteration under ``torch.profiler``), ``ar_order_paper``, ``sets_eeg100`` and ``fesp``
 (``pibench run --device cuda`` of each suite, then ``pibench report``). Each stage's wall
@@ -452,6 +452,13 @@ def _size_mib(paths: Sequence[Path]) -> float:
     return sum(p.stat().st_size for p in paths) / 2**20
 
 
+def stages_in_order(names: Sequence[str]) -> list[Stage]:
+    """The stages named, in the order named (a repeat runs once): a session short of device time puts the
+    table it most needs first, e.g. ``--stages env tests sets_eeg100 perf_device``."""
+    by_name = {stage.name: stage for stage in STAGES}
+    return [by_name[name] for name in dict.fromkeys(names)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="verb", required=True)
@@ -465,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
                      help="scratch folder (default /tmp/pibench-device-run: a second call on the same machine finds "
                           "the stores of the first and skips their finished tasks)")
     run.add_argument("--stages", nargs="+", choices=STAGE_NAMES, default=list(STAGE_NAMES),
-                     help="which stages (default: all, in order)")
+                     help="which stages, run in the order given (default: all, in the order above)")
     run.add_argument("--budget", type=float, default=560.0,
                      help="seconds for all stages together (default 560: a 600 s device command with room to pack)")
     run.add_argument("-j", "--jobs", type=int, default=GPU_WORKERS,
@@ -498,7 +505,7 @@ def main(argv: list[str] | None = None) -> int:
     runner = DeviceRun(Path(args.out), work, budget_s=args.budget, dry_run=args.dry_run, jobs=args.jobs,
                        python=sys.executable, methods=args.methods, seeds=args.seeds)
     runner.resume(args.resume)
-    chosen = [stage for stage in STAGES if stage.name in args.stages]
+    chosen = stages_in_order(args.stages)
     together = [stage for stage in chosen if stage.name in SUITES] if args.suites_together else []
     for stage_def in chosen:
         if stage_def not in together:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pibench.benchmarks.device_run import REPO, STAGE_NAMES, DeviceRun, Stage, _run_limited
+from pibench.benchmarks.device_run import REPO, STAGE_NAMES, DeviceRun, Stage, _run_limited, stages_in_order
 from pibench.benchmarks.suite import load_suite
 from pibench.benchmarks.tiny_suite import tiny_suite, to_toml
 from pibench.data_loaders.paths import DATASET_FILES
@@ -117,6 +117,12 @@ def test_a_stage_past_its_limit_is_stopped_with_every_process_it_started(tmp_pat
         time.sleep(0.1)
     assert not alive(), "the stage's child process outlived the stop"
     assert "stopped after 2 s (its limit)" in (tmp_path / "log").read_text()
+
+
+def test_stages_run_in_the_order_named_and_once():
+    assert [s.name for s in stages_in_order(["env", "sets_eeg100", "tests", "sets_eeg100"])] == \
+        ["env", "sets_eeg100", "tests"]
+    assert [s.name for s in stages_in_order(STAGE_NAMES)] == list(STAGE_NAMES)
 
 
 def test_stages_that_the_budget_cannot_hold_are_skipped_with_the_reason(tmp_path):
