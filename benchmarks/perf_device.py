@@ -27,8 +27,8 @@ on a GPU also (b) and (e) batched at 1,100 iterations: the difference to 100 is 
     weights; ``sets_eeg100`` trains 150 epochs a seed, Adam for the first 100, then 20 refining ones);
     on a GPU also for 5 seeds as one stack (the runner's PA-LSTM cells);
 (h) the eigendecomposition behind PA's dense intervals (the pseudo-inverse of an R x R curvature matrix,
-    :func:`~pibench.methods.pa.intervals.pseudo_inverse`) at R = 4,096; on a GPU also at 8,192 with each of
-    torch's GPU linear-algebra libraries (cuSOLVER, MAGMA). PA-LSTM-100 on EEG keeps about 27,000 weights,
+    :func:`~pibench.methods.pa.intervals.pseudo_inverse`) at R = 4,096; on a GPU also at 8,192, to scale
+    to PA-LSTM-100's size by R^3 (36x). PA-LSTM-100 on EEG keeps about 27,000 weights,
     and its curvature has no gap to cut at: a PA-LSTM-20 fitted on EEG (CPU, 2026-11-27) kept 1,741 weights,
     55 exactly null (twin biases), then eigenvalues falling smoothly through the 1e-8 cutoff (166 of them
     between 1e-10 and 1e-8 of the largest), so no Cholesky shortcut gives the same pseudo-inverse.
@@ -191,21 +191,7 @@ def fesp_intervals() -> Callable[[], object]:
     return work
 
 
-@contextmanager
-def gpu_linalg(library: str | None) -> Iterator[None]:
-    """torch's preferred GPU linear-algebra library ("cusolver" or "magma") while it is entered; None: as is."""
-    if library is None:
-        yield
-        return
-    before = torch.backends.cuda.preferred_linalg_library()
-    torch.backends.cuda.preferred_linalg_library(library)
-    try:
-        yield
-    finally:
-        torch.backends.cuda.preferred_linalg_library(before)
-
-
-def dense_pseudo_inverse(size: int = 4096, library: str | None = None) -> Callable[[], object]:
+def dense_pseudo_inverse(size: int = 4096) -> Callable[[], object]:
     """(h): :func:`pseudo_inverse` of a dense symmetric positive definite size x size matrix (built in O(size^2):
     a random symmetric matrix made diagonally dominant; eigh's cost does not hang on the spectrum's shape)."""
     g = torch.Generator().manual_seed(0)
@@ -213,8 +199,7 @@ def dense_pseudo_inverse(size: int = 4096, library: str | None = None) -> Callab
     A = 0.5 * (M + M.T) + size * torch.eye(size, dtype=torch.float64)
 
     def work():
-        with gpu_linalg(library):
-            pseudo_inverse(A.to(current_device()))
+        pseudo_inverse(A.to(current_device()))
     return work
 
 
@@ -263,9 +248,8 @@ GPU_ONLY: dict[str, Callable[[], Callable[[], object]]] = {
     # how the shared fesp base fits scale with the chunk (forecast_stage.CHUNK_FITS: 64 day-steps on a GPU)
     "(a) the same for 64 days (1,536 MLPs): one GPU chunk": lambda: fesp_base_fits(64),
     "(a) the same for 365 days (8,760 MLPs): the whole year": lambda: fesp_base_fits(365),
-    # PA-LSTM-100's ~27,000 weights cost about (27,000 / 8,192)^3 = 36x these
-    "(h) the same at R = 8,192, cuSOLVER": lambda: dense_pseudo_inverse(8192, "cusolver"),
-    "(h) the same at R = 8,192, MAGMA": lambda: dense_pseudo_inverse(8192, "magma"),
+    # PA-LSTM-100's ~27,000 weights cost about (27,000 / 8,192)^3 = 36x this (torch's GPU eigh is cuSOLVER's)
+    "(h) the same at R = 8,192": lambda: dense_pseudo_inverse(8192),
 }
 
 
@@ -295,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
             continue
         try:
             seconds[label] = {"cuda": _seconds(make(), "cuda", args.repeats)}
-        except RuntimeError as error:  # e.g. a torch build without MAGMA: the row says so, the others go on
+        except RuntimeError as error:  # e.g. out of memory: the row says so, the others go on
             print(f"{label:<58} failed: {str(error).splitlines()[0][:120]}", flush=True)
             continue
         print(_row(label, seconds[label]), flush=True)
