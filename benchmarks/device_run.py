@@ -12,10 +12,11 @@ There (the device tool's ``run``, ``carry = [".device"]``), in the repository ro
     bash benchmarks/device_run.sh --stages sets_eeg100 fesp --resume .device/resume/*.tar.gz
 
 Stages, in this order unless ``--stages`` names another, each in its own process group under
-its own time limit (a stage that outruns it is stopped, the rest go on): ``env`` (torch, CUDA, the GPU), ``tests`` (the
-CUDA tests), ``perf_device`` (CPU and GPU columns side by side), ``profile`` (one PA-RNN
-iteration under ``torch.profiler``), ``ar_order_paper``, ``sets_eeg100`` and ``fesp``
-(``pibench run --device cuda`` of each suite, then ``pibench report``). Each stage's wall
+its own time limit (a stage that outruns it is stopped, the rest go on): ``env`` (torch,
+CUDA, the GPU), ``tests`` (the CUDA tests), ``perf_device`` (CPU and GPU columns side by
+side), ``profile`` (one PA-RNN iteration under ``torch.profiler``), ``ar_order_paper``,
+``sets_eeg100`` and ``fesp`` (``pibench run --device cuda`` of each suite, then
+``pibench report``). Each stage's wall
 time and the GPU's peak memory in use while it ran (``nvidia-smi``, every 0.25 s) go into
 ``OUT/device_run.md`` and ``OUT/device_run.json``, rewritten after every stage; every log
 into ``OUT/logs.tar.gz``; each suite's result store into ``OUT/stores-<suite>.tar.gz``,
