@@ -17,7 +17,9 @@ CUDA, the GPU), ``tests`` (the CUDA tests), ``perf_device`` (CPU and GPU columns
 side), ``profile`` (one PA-RNN iteration under ``torch.profiler``), ``ar_order_paper``,
 ``sets_eeg100`` and ``fesp`` (``pibench run --device cuda`` of each suite, then
 ``pibench report``). Each stage's wall
-time and the GPU's peak memory in use while it ran (``nvidia-smi``, every 0.25 s) go into
+time, a suite's jobs finished (a suite stopped at its limit after its last job, none failed,
+is ok: its workers were still exiting) and the GPU's peak memory in use while it ran
+(``nvidia-smi``, every 0.25 s) go into
 ``OUT/device_run.md`` and ``OUT/device_run.json``, rewritten after every stage; every log
 into ``OUT/logs.tar.gz``; each suite's result store into ``OUT/stores-<suite>.tar.gz``,
 which ``--resume`` takes back (a store's finished tasks are not run again).
@@ -35,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -73,6 +76,8 @@ GPU_WORKERS = 4
 CUDA_TEST_FILES = ("test_device.py", "test_pa_rnn_cell.py", "test_pa_graphs.py", "test_sequence_cells.py",
                    "test_span_serving.py", "test_pa_structure.py", "test_sequence_methods.py", "test_pa_lstm_cells.py")
 TAIL_LINES = 40
+#: a progress line of ``pibench run --progress-lines``: ``[done/total] ...``
+PROGRESS_LINE = re.compile(r"^\[(\d+)/(\d+)\] [^\n]*?: (\w+)(?:;|$)", re.MULTILINE)
 #: the largest file the device tool brings back from OUT (16 MiB), less a margin
 MAX_OUT_FILE = 15 * 2**20
 
@@ -128,6 +133,7 @@ class StageResult:
     tail: str = ""
     report: str = ""
     store: str = ""  # what OUT/stores-<suite>.tar.gz holds
+    jobs: str = ""  # a suite's jobs finished by its run, of those it had to do ("12 of 55"), from its progress lines
 
 
 class GpuMemoryWatch:
@@ -295,6 +301,11 @@ class DeviceRun:
                 left = limit - (time.perf_counter() - tic)
                 rc = _run_limited(argv, log, max(left, 60) if is_report else left, self.env)
                 report_ok = is_report and rc == 0
+                if stage.name in SUITES and i == 0:
+                    done = jobs_done(log)
+                    result.jobs = f"{done[0]} of {done[1]}{f' ({done[2]} failed)' if done[2] else ''}" if done else ""
+                    if rc is None and done and done[0] == done[1] and not done[2]:  # stopped while exiting
+                        continue
                 if result.status == "ok" and rc != 0:
                     result.status = f"timed out (limit {limit:.0f} s)" if rc is None else f"failed (exit {rc})"
                     if stage.name not in SUITES:
@@ -370,11 +381,12 @@ class DeviceRun:
         mode = "dry run on the CPU, tiny sizes" if self.dry_run else "full"
         elapsed = time.perf_counter() - self.started
         lines = [f"# device_run ({mode}): {elapsed:.0f} s of a {self.budget_s:.0f} s budget", "",
-                 "| stage | status | wall s | limit s | peak GPU memory MiB |", "| --- | --- | ---: | ---: | ---: |"]
+                 "| stage | status | jobs done | wall s | limit s | peak GPU memory MiB |",
+                 "| --- | --- | --- | ---: | ---: | ---: |"]
         for r in self.results:
             peak = "-" if r.peak_gpu_mib is None else f"{r.peak_gpu_mib:.0f}"
             name = f"{r.name} (beside {', '.join(r.beside)})" if r.beside else r.name
-            lines.append(f"| {name} | {r.status} | {r.wall_s:.1f} | {r.limit_s:.0f} | {peak} |")
+            lines.append(f"| {name} | {r.status} | {r.jobs or '-'} | {r.wall_s:.1f} | {r.limit_s:.0f} | {peak} |")
         for r in self.results:
             shown = r.tail if not r.report else r.report if r.status == "ok" else f"{r.tail}\n\n{r.report}"
             lines += ["", f"## {r.name}", "", *(f"`{c}`" for c in r.commands), *(["", r.store] if r.store else []),
@@ -387,6 +399,17 @@ class DeviceRun:
             with tarfile.open(archive, "r:gz") as tar:
                 tar.extractall(self.stores, filter="data")
             print(f"[device_run] resumed from {archive}", flush=True)
+
+
+def jobs_done(log: Path) -> tuple[int, int, int] | None:
+    """(finished, of, failed) from the progress lines of a suite's run in ``log`` (``pibench run
+    --progress-lines``: ``[k/N] what: status; ...``), or None before the first. A run stopped at its limit
+    after its last job, none failed (its workers still exiting: on a GPU, CUDA contexts), has done its work:
+    its stage counts as ok."""
+    found = PROGRESS_LINE.findall(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else []
+    if not found:
+        return None
+    return int(found[-1][0]), int(found[-1][1]), sum(status != "ok" for *_, status in found)
 
 
 def _missing_data(stage: str) -> str:

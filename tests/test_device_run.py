@@ -14,7 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from pibench.benchmarks.device_run import REPO, STAGE_NAMES, DeviceRun, Stage, _run_limited, stages_in_order
+from pibench.benchmarks.device_run import (
+    REPO,
+    STAGE_NAMES,
+    DeviceRun,
+    Stage,
+    _run_limited,
+    jobs_done,
+    stages_in_order,
+)
 from pibench.benchmarks.suite import load_suite
 from pibench.benchmarks.tiny_suite import tiny_suite, to_toml
 from pibench.data_loaders.paths import DATASET_FILES
@@ -123,6 +131,29 @@ def test_stages_run_in_the_order_named_and_once():
     assert [s.name for s in stages_in_order(["env", "sets_eeg100", "tests", "sets_eeg100"])] == \
         ["env", "sets_eeg100", "tests"]
     assert [s.name for s in stages_in_order(STAGE_NAMES)] == list(STAGE_NAMES)
+
+
+def test_a_suites_jobs_are_read_from_its_progress_lines(tmp_path):
+    log = tmp_path / "suite.log"
+    assert jobs_done(log) is None  # no log yet
+    log.write_text("$ pibench run\nsuite 'x': 3 task(s)\n[1/3] eeg / pa_lstm / LSTM-100 / seed 0: error; wall 304.8 s\n"
+                   "[2/3] eeg / cfrnn / LSTM-100 / seed 0: ok; fit 0.4 s; trained in a cell of 5\n"
+                   "[device_run] stopped after 427 s (its limit)\n")
+    assert jobs_done(log) == (2, 3, 1)
+
+
+@pytest.mark.parametrize("last", ["ok", "error"])
+def test_a_suite_stopped_while_exiting_after_its_last_job_is_ok(last, tmp_path, monkeypatch):
+    """All jobs finished, the process still exiting at the limit (on a GPU: workers' CUDA contexts): the
+    stage's work is done, so it is ok, unless a job failed; the jobs column says how many finished."""
+    run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=100, dry_run=True, jobs=1, python=sys.executable)
+    lines = f"[1/2] ar / pa_rnn / seed 0: ok; wall 1.0 s\n[2/2] ar / pa_rnn / seed 1: {last}; wall 1.0 s"
+    monkeypatch.setattr(run, "commands", lambda stage, jobs=None: [["bash", "-c", f"echo '{lines}'; sleep 60"],
+                                                                   ["true"]])
+    result = run.run_stage(Stage("ar_order_paper", 10, "order selection"))
+    assert result.wall_s < 40 and result.jobs == ("2 of 2" if last == "ok" else "2 of 2 (1 failed)")
+    assert result.status == ("ok" if last == "ok" else "timed out (limit 10 s)")
+    assert f"| ar_order_paper | {result.status} | {result.jobs} |" in (tmp_path / "out" / "device_run.md").read_text()
 
 
 def test_stages_that_the_budget_cannot_hold_are_skipped_with_the_reason(tmp_path):
