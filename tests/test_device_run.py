@@ -156,6 +156,11 @@ def test_a_suite_stopped_while_exiting_after_its_last_job_is_ok(last, tmp_path, 
     assert f"| ar_order_paper | {result.status} | {result.jobs} |" in (tmp_path / "out" / "device_run.md").read_text()
 
 
+def test_perf_devices_rows_without_a_warm_up_are_gpu_rows():
+    from pibench.benchmarks.perf_device import COLD, GPU_ONLY
+    assert COLD and COLD <= set(GPU_ONLY)  # a renamed row would silently get its warm-up back
+
+
 def test_stages_that_the_budget_cannot_hold_are_skipped_with_the_reason(tmp_path):
     run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=30, dry_run=True, jobs=1, python=sys.executable)
     first = run.run_stage(Stage("env", 60, "torch"))
