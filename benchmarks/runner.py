@@ -188,11 +188,22 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
         return {**what, "status": "error", "error": f"{type(exc).__name__}: {exc}"}
 
 
+@dataclass(frozen=True)
+class CellDeferred:
+    """What :func:`execute_cell` returns for a cell that could not train together: its tasks, for the runner to
+    run alone as jobs of their own (side by side on its workers, not one after another in the cell's), and what
+    their records say about the cell (``members``, ``error``)."""
+
+    tasks: list[Task]
+    cell: dict
+
+
 def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: str | None = None,
-                 threads: int = 1, device: str = "cpu") -> list[dict]:
+                 threads: int = 1, device: str = "cpu") -> list[dict] | CellDeferred:
     """Train the networks of a cell (:func:`cells`) as one batched network, then run each task
-    on its trained method. If the cell cannot train together, each task trains alone (its
-    record says why, under ``cell``). Never raises."""
+    on its trained method, returning their records. If the cell cannot train together, its tasks
+    go back to the runner (:class:`CellDeferred`), to train alone as jobs of their own, their
+    records saying why under ``cell``. Never raises."""
     tic = time.perf_counter()
     methods: list[IntervalMethod | None]
     cell: dict[str, object]
@@ -212,7 +223,7 @@ def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: st
         methods, cell = list(trained), {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
         del trained  # methods holds them, one by one let go below
     except Exception as exc:
-        methods, cell = [None] * len(tasks), {"members": len(tasks), "error": f"{type(exc).__name__}: {exc}"}
+        return CellDeferred(tasks, {"members": len(tasks), "error": f"{type(exc).__name__}: {exc}"})
     records = []
     for i, task in enumerate(tasks):
         # each fitted member is let go after its task: on a GPU PA's dense curvature holds gigabytes
@@ -298,10 +309,16 @@ def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "c
     return list(jobs.values()), dependent, dropped
 
 
-def _drain(jobs, n_jobs: int, bar, executed: list[dict], log: Callable[[dict], None] | None = None) -> None:
-    """Run ``jobs``, collecting their records; ``log`` sees each finished record (``progress="lines"``: a log's
-    account of what ran, how and how long, where a bar only says how many)."""
+def _drain(jobs, n_jobs: int, bar, executed: list[dict], log: Callable[[dict], None] | None = None,
+           deferred: list[CellDeferred] | None = None) -> None:
+    """Run ``jobs``, collecting their records, and into ``deferred`` the cells that could not train together;
+    ``log`` sees each finished record (``progress="lines"``: a log's account of what ran, how and how long,
+    where a bar only says how many)."""
     for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
+        if isinstance(result, CellDeferred):
+            assert deferred is not None, "a cell deferred its tasks to a drain that does not take them"
+            deferred.append(result)
+            continue
         for record in result if isinstance(result, list) else [result]:  # a cell's job returns its tasks' records
             if record["method"] != "base fits":
                 executed.append(record)
@@ -370,8 +387,6 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
             phase1 = [delayed(execute_cell)(cell, rd, data_dir, threads, device) for cell in batched]
             phase1 += [delayed(execute_task)(t, rd, data_dir, threads, False, device) for t in independent]
             phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads, device) for t, fits in chunks]
-            phase2 = [delayed(execute_task)(t, rd, data_dir, threads, True, device)
-                      for t in todo if t.task_id in dependent]
             jobs = len(todo) + len(chunks)
             with parallel_backend(backend, n_jobs, scheduler) as workers, \
                     tqdm(total=jobs, desc="pibench", unit="job", disable=progress is not True) as bar:
@@ -379,7 +394,13 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
 
                 def log(record: dict) -> None:
                     print(_finished_line(record, next(finished), jobs), file=sys.stderr, flush=True)
-                _drain(phase1, workers, bar, executed, log if progress == "lines" else None)
+                deferred: list[CellDeferred] = []
+                _drain(phase1, workers, bar, executed, log if progress == "lines" else None, deferred)
+                # the tasks of cells that could not train together, alone and side by side, beside those on shared fits
+                phase2 = [delayed(execute_task)(t, rd, data_dir, threads, False, device, None, d.cell)
+                          for d in deferred for t in d.tasks]
+                phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True, device)
+                           for t in todo if t.task_id in dependent]
                 _drain(phase2, workers, bar, executed, log if progress == "lines" else None)
         store.check_kept(folder, [r["task_id"] for r in executed])
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks

@@ -223,6 +223,27 @@ def test_a_cell_that_cannot_train_together_trains_its_tasks_alone(tmp_path, monk
     assert all(r["cell"] == {"members": 3, "error": "MemoryError: no room for the stack"} for r in rnn)
 
 
+def test_a_cell_that_cannot_train_together_hands_its_tasks_back_unrun(tmp_path, monkeypatch):
+    """Not one after another in the cell's worker (five PA-LSTM-100 seeds would take it past a GPU session's
+    stage limit): the runner runs them as jobs of their own, side by side (the test above: their records)."""
+    from pibench.benchmarks import runner
+    from pibench.benchmarks.preflight import prepare_tasks
+    from pibench.benchmarks.suite import build_tasks, load_suite
+
+    def refuse(cls, methods, datas):
+        raise MemoryError("no room for the stack")
+
+    monkeypatch.setattr(PARNN, "fit_together", classmethod(refuse))
+    path = tmp_path / "cell.toml"
+    path.write_text(CELL_SUITE)
+    batched, _ = runner.cells(prepare_tasks(build_tasks(load_suite(str(path)))).tasks)
+    back = runner.execute_cell(batched[0], tmp_path / "r")
+    assert isinstance(back, runner.CellDeferred)
+    assert [t.task_id for t in back.tasks] == [t.task_id for t in batched[0]]
+    assert back.cell == {"members": 3, "error": "MemoryError: no room for the stack"}
+    assert not (tmp_path / "r").exists() or not list((tmp_path / "r").rglob("*.json"))  # nothing ran
+
+
 def test_a_cell_lets_each_fitted_member_go_after_its_task(tmp_path, monkeypatch):
     """On a GPU a fitted PA member holds its dense curvature (gigabytes at PA-LSTM-100's size): the cell keeps
     no member alive past its own task."""
