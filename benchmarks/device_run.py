@@ -76,8 +76,10 @@ GPU_WORKERS = 4
 CUDA_TEST_FILES = ("test_device.py", "test_pa_rnn_cell.py", "test_pa_graphs.py", "test_sequence_cells.py",
                    "test_span_serving.py", "test_pa_structure.py", "test_sequence_methods.py", "test_pa_lstm_cells.py")
 TAIL_LINES = 40
-#: a progress line of ``pibench run --progress-lines``: ``[done/total] ...``
+#: a progress line of ``pibench run --progress-lines`` (the runner's ``_finished_line``): ``[done/total] what: status``
 PROGRESS_LINE = re.compile(r"^\[(\d+)/(\d+)\] [^\n]*?: (\w+)(?:;|$)", re.MULTILINE)
+#: the line ``pibench run`` prints once every job is done and the store is summarised
+RUN_END = re.compile(r"^ran \d+, skipped \d+ already finished", re.MULTILINE)
 #: the largest file the device tool brings back from OUT (16 MiB), less a margin
 MAX_OUT_FILE = 15 * 2**20
 
@@ -221,6 +223,8 @@ class DeviceRun:
         for folder in (out, self.logs, self.stores, self.suites):
             folder.mkdir(parents=True, exist_ok=True)
         self.results: list[StageResult] = []
+        #: the order of the summary's rows: the stages in the order of ``--stages`` (main sets it)
+        self.stage_order: list[str] = list(STAGE_NAMES)
         self._lock = threading.Lock()
         self.started = time.perf_counter()
         self.env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -299,13 +303,15 @@ class DeviceRun:
             for i, argv in enumerate(commands):
                 is_report = stage.name in SUITES and i == len(commands) - 1
                 left = limit - (time.perf_counter() - tic)
+                start = log.stat().st_size if log.is_file() else 0  # a second call on the machine appends
                 rc = _run_limited(argv, log, max(left, 60) if is_report else left, self.env)
                 report_ok = is_report and rc == 0
                 if stage.name in SUITES and i == 0:
-                    done = jobs_done(log)
+                    output = log.read_bytes()[start:].decode("utf-8", errors="replace")
+                    done = jobs_done(output)
                     result.jobs = f"{done[0]} of {done[1]}{f' ({done[2]} failed)' if done[2] else ''}" if done else ""
-                    if rc is None and done and done[0] == done[1] and not done[2]:  # stopped while exiting
-                        continue
+                    if rc is None and done and done[0] == done[1] and not done[2] and RUN_END.search(output):
+                        continue  # every job done and the store summarised: stopped while its workers exited
                 if result.status == "ok" and rc != 0:
                     result.status = f"timed out (limit {limit:.0f} s)" if rc is None else f"failed (exit {rc})"
                     if stage.name not in SUITES:
@@ -366,7 +372,7 @@ class DeviceRun:
             self._write(result)
 
     def _write(self, result: StageResult) -> None:
-        order = {name: i for i, name in enumerate(STAGE_NAMES)}
+        order = {name: i for i, name in enumerate(self.stage_order)}
         self.results = sorted([r for r in self.results if r.name != result.name] + [result],
                               key=lambda r: order.get(r.name, len(order)))
         self._pack("logs.tar.gz", self.logs)
@@ -401,12 +407,12 @@ class DeviceRun:
             print(f"[device_run] resumed from {archive}", flush=True)
 
 
-def jobs_done(log: Path) -> tuple[int, int, int] | None:
-    """(finished, of, failed) from the progress lines of a suite's run in ``log`` (``pibench run
+def jobs_done(output: str) -> tuple[int, int, int] | None:
+    """(finished, of, failed) from the progress lines in a suite run's ``output`` (``pibench run
     --progress-lines``: ``[k/N] what: status; ...``), or None before the first. A run stopped at its limit
-    after its last job, none failed (its workers still exiting: on a GPU, CUDA contexts), has done its work:
-    its stage counts as ok."""
-    found = PROGRESS_LINE.findall(log.read_text(encoding="utf-8", errors="replace")) if log.is_file() else []
+    after its last job, none failed, and its closing line printed (:data:`RUN_END`: the store summarised; its
+    workers still exiting, on a GPU their CUDA contexts) has done its work: its stage counts as ok."""
+    found = PROGRESS_LINE.findall(output)
     if not found:
         return None
     return int(found[-1][0]), int(found[-1][1]), sum(status != "ok" for *_, status in found)
@@ -530,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
                        python=sys.executable, methods=args.methods, seeds=args.seeds)
     runner.resume(args.resume)
     chosen = stages_in_order(args.stages)
+    runner.stage_order = [stage.name for stage in chosen]
     together = [stage for stage in chosen if stage.name in SUITES] if args.suites_together else []
     for stage_def in chosen:
         if stage_def not in together:

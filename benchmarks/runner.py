@@ -190,12 +190,29 @@ def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_
 
 @dataclass(frozen=True)
 class CellDeferred:
-    """What :func:`execute_cell` returns for a cell that could not train together: its tasks, for the runner to
-    run alone as jobs of their own (side by side on its workers, not one after another in the cell's), and what
-    their records say about the cell (``members``, ``error``)."""
+    """What :func:`execute_cell` returns for a cell that could not train together: its tasks' ids, for the
+    runner to run them alone as jobs of their own (side by side on its workers, not one after another in the
+    cell's), and what their records say about the cell (``members``, ``error``)."""
 
-    tasks: list[Task]
+    task_ids: list[str]
     cell: dict
+
+
+def _trained_together(tasks: list[Task], data_dir: str | None, threads: int, device: str) -> list[IntervalMethod]:
+    """The methods of a cell's tasks, their networks trained as one (the method class's ``fit_together``)."""
+    with task_runtime(threads, device):
+        trained = [task_method(task) for task in tasks]
+        datas: list = []  # what each task's first fit sees: a series window, or (train, calibration)
+        for task in tasks:
+            problem = task_problem(task, data_dir).problem
+            if isinstance(problem, SeriesProblem):
+                schedule = series_schedule(problem, **task.config["protocol"])
+                datas.append(problem.window(schedule.window_start(schedule.fit_steps[0]), schedule.fit_steps[0]))
+            else:
+                datas.append((problem.train, problem.calibration))
+        cell_class: Any = type(trained[0])  # cells() chose a method class that has fit_together
+        cell_class.fit_together(trained, datas)
+    return trained
 
 
 def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: str | None = None,
@@ -206,24 +223,15 @@ def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: st
     records saying why under ``cell``. Never raises."""
     tic = time.perf_counter()
     methods: list[IntervalMethod | None]
-    cell: dict[str, object]
     try:
-        with task_runtime(threads, device):
-            trained = [task_method(task) for task in tasks]
-            datas: list = []  # what each task's first fit sees: a series window, or (train, calibration)
-            for task in tasks:
-                problem = task_problem(task, data_dir).problem
-                if isinstance(problem, SeriesProblem):
-                    schedule = series_schedule(problem, **task.config["protocol"])
-                    datas.append(problem.window(schedule.window_start(schedule.fit_steps[0]), schedule.fit_steps[0]))
-                else:
-                    datas.append((problem.train, problem.calibration))
-            cell_class: Any = type(trained[0])  # cells() chose a method class that has fit_together
-            cell_class.fit_together(trained, datas)
-        methods, cell = list(trained), {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
-        del trained  # methods holds them, one by one let go below
+        methods = list(_trained_together(tasks, data_dir, threads, device))
+        cell: dict[str, object] = {"members": len(tasks), "train_seconds": time.perf_counter() - tic}
     except Exception as exc:
-        return CellDeferred(tasks, {"members": len(tasks), "error": f"{type(exc).__name__}: {exc}"})
+        methods, cell = [], {"members": len(tasks), "error": f"{type(exc).__name__}: {exc}"}
+    if not methods:  # the exception and its frames are gone, and the stack with them
+        if device == "cuda":
+            torch.cuda.empty_cache()  # its GPU memory back to the driver: the tasks train in other workers now
+        return CellDeferred([task.task_id for task in tasks], cell)
     records = []
     for i, task in enumerate(tasks):
         # each fitted member is let go after its task: on a GPU PA's dense curvature holds gigabytes
@@ -337,8 +345,9 @@ def _finished_line(record: dict, done: int, total: int) -> str:
     extra = [f"train step {record['train_step']}"] if record.get("train_step") else []
     cell = record.get("cell")
     if isinstance(cell, dict):
+        error = " ".join(str(cell.get("error", "")).split())[:100]  # one line: device_run reads these lines back
         extra.insert(0, f"trained in a cell of {cell.get('members')}" if "error" not in cell
-                     else f"its cell of {cell.get('members')} failed, trained alone ({str(cell['error'])[:100]})")
+                     else f"its cell of {cell.get('members')} failed, trained alone ({error})")
     seed = f" / seed {record['seed']}" if "seed" in record else ""
     return (f"[{done}/{total}] {what}{seed}: {record['status']}"
             + (f"; {seconds}" if seconds else "") + "".join(f"; {e}" for e in extra))
@@ -397,8 +406,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                 deferred: list[CellDeferred] = []
                 _drain(phase1, workers, bar, executed, log if progress == "lines" else None, deferred)
                 # the tasks of cells that could not train together, alone and side by side, beside those on shared fits
-                phase2 = [delayed(execute_task)(t, rd, data_dir, threads, False, device, None, d.cell)
-                          for d in deferred for t in d.tasks]
+                by_id = {t.task_id: t for t in todo}
+                phase2 = [delayed(execute_task)(by_id[i], rd, data_dir, threads, False, device, None, d.cell)
+                          for d in deferred for i in d.task_ids]
                 phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True, device)
                            for t in todo if t.task_id in dependent]
                 _drain(phase2, workers, bar, executed, log if progress == "lines" else None)

@@ -133,27 +133,57 @@ def test_stages_run_in_the_order_named_and_once():
     assert [s.name for s in stages_in_order(STAGE_NAMES)] == list(STAGE_NAMES)
 
 
-def test_a_suites_jobs_are_read_from_its_progress_lines(tmp_path):
-    log = tmp_path / "suite.log"
-    assert jobs_done(log) is None  # no log yet
-    log.write_text("$ pibench run\nsuite 'x': 3 task(s)\n[1/3] eeg / pa_lstm / LSTM-100 / seed 0: error; wall 304.8 s\n"
-                   "[2/3] eeg / cfrnn / LSTM-100 / seed 0: ok; fit 0.4 s; trained in a cell of 5\n"
-                   "[device_run] stopped after 427 s (its limit)\n")
-    assert jobs_done(log) == (2, 3, 1)
+def test_a_suites_jobs_are_read_from_its_progress_lines():
+    assert jobs_done("$ pibench run\nsuite 'x': 3 task(s)\n") is None  # no job finished yet
+    output = ("$ pibench run\nsuite 'x': 3 task(s)\n[1/3] eeg / pa_lstm / LSTM-100 / seed 0: error; wall 304.8 s\n"
+              "[2/3] eeg / cfrnn / LSTM-100 / seed 0: ok; fit 0.4 s; trained in a cell of 5\n"
+              "[device_run] stopped after 427 s (its limit)\n")
+    assert jobs_done(output) == (2, 3, 1)
 
 
-@pytest.mark.parametrize("last", ["ok", "error"])
+def test_the_runners_progress_lines_parse_back():
+    """device_run reads what the runner prints: a line of each status, a cell's multi-line error included."""
+    from pibench.benchmarks.runner import _finished_line
+    base = {"dataset": "eeg", "method": "pa_lstm", "setting": "LSTM-100: a, b", "seed": 0, "wall_seconds": 1.0}
+    lines = [_finished_line({**base, "status": "ok", "cell": {"members": 5, "train_seconds": 9.0}}, 1, 3),
+             _finished_line({**base, "status": "error", "cell": {"members": 5, "error": "OOM\nsecond line"}}, 2, 3),
+             _finished_line({**base, "status": "ok"}, 3, 3)]
+    assert all("\n" not in line for line in lines)
+    assert jobs_done("\n".join(lines)) == (3, 3, 1)
+
+
+def _suite_run(lines: str, then: str) -> list[list[str]]:
+    """A suite stage's two commands, its run (printing ``lines``, then doing ``then``) and its report."""
+    return [["bash", "-c", f"printf '{lines}'; {then}"], ["true"]]
+
+
+@pytest.mark.parametrize("last", ["ok", "error", "ok, not summarised"])
 def test_a_suite_stopped_while_exiting_after_its_last_job_is_ok(last, tmp_path, monkeypatch):
-    """All jobs finished, the process still exiting at the limit (on a GPU: workers' CUDA contexts): the
-    stage's work is done, so it is ok, unless a job failed; the jobs column says how many finished."""
+    """All jobs finished and the store summarised, the process still exiting at the limit (on a GPU: workers'
+    CUDA contexts): the stage's work is done, so it is ok, unless a job failed or the run never printed its
+    closing line; the jobs column says how many finished."""
     run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=100, dry_run=True, jobs=1, python=sys.executable)
-    lines = f"[1/2] ar / pa_rnn / seed 0: ok; wall 1.0 s\n[2/2] ar / pa_rnn / seed 1: {last}; wall 1.0 s"
-    monkeypatch.setattr(run, "commands", lambda stage, jobs=None: [["bash", "-c", f"echo '{lines}'; sleep 60"],
-                                                                   ["true"]])
+    lines = (f"[1/2] ar / pa_rnn / seed 0: ok; wall 1.0 s\\n[2/2] ar / pa_rnn / seed 1: {last.split(',')[0]}; "
+             "wall 1.0 s\\n" + ("" if "not" in last else "ran 2, skipped 0 already finished; summary: s.csv\\n"))
+    monkeypatch.setattr(run, "commands", lambda stage, jobs=None: _suite_run(lines, "sleep 60"))
     result = run.run_stage(Stage("ar_order_paper", 10, "order selection"))
-    assert result.wall_s < 40 and result.jobs == ("2 of 2" if last == "ok" else "2 of 2 (1 failed)")
+    assert result.wall_s < 40 and result.jobs == ("2 of 2 (1 failed)" if last == "error" else "2 of 2")
     assert result.status == ("ok" if last == "ok" else "timed out (limit 10 s)")
     assert f"| ar_order_paper | {result.status} | {result.jobs} |" in (tmp_path / "out" / "device_run.md").read_text()
+
+
+def test_a_second_call_reads_its_own_progress_lines_not_the_first_calls(tmp_path, monkeypatch):
+    """The log of a stage run again on the same machine is appended to: the second run's jobs and status are
+    its own (here it finishes nothing before its limit)."""
+    run = DeviceRun(tmp_path / "out", tmp_path / "work", budget_s=100, dry_run=True, jobs=1, python=sys.executable)
+    done = "[1/1] ar / pa_rnn / seed 0: ok; wall 1.0 s\\nran 1, skipped 0 already finished; summary: s.csv\\n"
+    monkeypatch.setattr(run, "commands", lambda stage, jobs=None: _suite_run(done, "true"))
+    first = run.run_stage(Stage("ar_order_paper", 10, "order selection"))
+    assert first.status == "ok" and first.jobs == "1 of 1"
+    monkeypatch.setattr(run, "commands", lambda stage, jobs=None: _suite_run("suite started\\n", "sleep 60"))
+    second = run.run_stage(Stage("ar_order_paper", 10, "order selection"))
+    assert second.status == "timed out (limit 10 s)" and second.jobs == ""
+    assert "[1/1]" in (run.logs / "ar_order_paper.log").read_text()  # the first call's lines are still there
 
 
 def test_perf_devices_rows_without_a_warm_up_are_gpu_rows():

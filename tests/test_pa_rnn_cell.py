@@ -239,7 +239,7 @@ def test_a_cell_that_cannot_train_together_hands_its_tasks_back_unrun(tmp_path, 
     batched, _ = runner.cells(prepare_tasks(build_tasks(load_suite(str(path)))).tasks)
     back = runner.execute_cell(batched[0], tmp_path / "r")
     assert isinstance(back, runner.CellDeferred)
-    assert [t.task_id for t in back.tasks] == [t.task_id for t in batched[0]]
+    assert back.task_ids == [t.task_id for t in batched[0]]
     assert back.cell == {"members": 3, "error": "MemoryError: no room for the stack"}
     assert not (tmp_path / "r").exists() or not list((tmp_path / "r").rglob("*.json"))  # nothing ran
 
