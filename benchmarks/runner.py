@@ -363,8 +363,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     ValueError lists the problems and nothing is written). The results dir is locked
     for the run. Phase 1 runs the tasks that need no shared base fits and computes
     the chunks of those fits, side by side; phase 2 runs the split-conformal tasks on
-    the fits. ``device`` ('cpu', 'cuda' or 'auto') is where networks train; it is not
-    part of a task's identity (a GPU result replaces no CPU one: the same task is done).
+    the fits, and alone the tasks of any cell that could not train together. ``device``
+    ('cpu', 'cuda' or 'auto') is where networks train; it is not part of a task's identity
+    (a GPU result replaces no CPU one: the same task is done).
     ``backend`` 'loky' (this machine) or 'dask' (``scheduler`` address, else a local cluster).
     ``batch_cells`` (default: on a GPU only) trains each cell's networks as one (:func:`cells`);
     on the CPU every task trains alone, as it always has. ``progress``: True a bar, False nothing,
