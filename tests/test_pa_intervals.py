@@ -180,6 +180,18 @@ def test_pseudo_inverse_is_the_inverse_for_positive_definite():
         pseudo_inverse(torch.zeros(2, 2, dtype=torch.float64))
 
 
+def test_pseudo_inverse_reads_a_matrix_as_its_symmetric_part_and_gives_a_symmetric_one():
+    """A symmetric input is taken as it is (no copy), another as 0.5 (A + A'): the same numbers either way."""
+    g = torch.Generator().manual_seed(3)
+    M = torch.randn(40, 40, generator=g, dtype=torch.float64)
+    skewed = M @ M.T + 1e-3 * torch.randn(40, 40, generator=g, dtype=torch.float64)
+    inv, info = pseudo_inverse(skewed)
+    assert torch.equal(inv, inv.T)
+    again, same = pseudo_inverse(0.5 * (skewed + skewed.T))
+    assert torch.equal(inv, again) and info == same
+    np.testing.assert_allclose(inv.numpy(), np.linalg.inv(0.5 * (skewed + skewed.T).numpy()), rtol=1e-8)
+
+
 @pytest.mark.filterwarnings("ignore:The design matrix is rank-deficient")
 def test_rank_deficient_linear_model_reproduces_statsmodels_ols_interval():
     """A duplicated column: statsmodels uses pinv and df_resid = n - rank; so does PA's formula."""

@@ -41,8 +41,10 @@ from pathlib import Path
 import torch
 from torch.func import jvp, vjp, vmap
 
-#: Bytes per R x R float64 matrix the dense path holds at its peak: A, its eigenvectors, A^+.
-DENSE_MATRICES = 3
+#: R x R float64 matrices the dense path holds at its peak (:func:`~pibench.methods.pa.intervals.pseudo_inverse`):
+#: A and its eigenvectors with eigh's workspace (about 2 R^2 for a GPU's syevd), or A, the eigenvectors, the scaled
+#: eigenvectors and A^+.
+DENSE_MATRICES = 4
 
 
 def free_memory_bytes(device: torch.device) -> int:

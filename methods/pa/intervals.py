@@ -243,8 +243,10 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
     cutoff. ``n_negative`` counts eigenvalues below -eps * lambda_max (negative curvature,
     dropped like null directions; only an explicitly requested exact Hessian can have them).
     """
-    A = 0.5 * (A + A.T)
+    if not torch.equal(A, A.T):  # FlatModel's matrices are symmetric already: no copy of them (R^2 x 8 bytes)
+        A = 0.5 * (A + A.T)
     lam, V = torch.linalg.eigh(A)
+    del A  # a symmetrised copy goes now (the caller's own goes when it lets go)
     lam_min, lam_max = float(lam[0]), float(lam[-1])
     if not lam_max > 0.0:
         raise ValueError(
@@ -255,6 +257,7 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
     inv_lam = torch.zeros_like(lam)
     inv_lam[identified] = 1.0 / lam[identified]
     inv = (V * inv_lam) @ V.T
+    del V
     rank = int(identified.sum())
     info = {
         "fallback": "pinv" if rank < len(lam) else None,
@@ -264,7 +267,8 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
         "min_eigenvalue": lam_min,
         "max_eigenvalue": lam_max,
     }
-    return 0.5 * (inv + inv.T), info
+    inv = inv + inv.T  # the old inv goes: at most the caller's A, V, the scaled V and A^+ at once (eigh's peak:
+    return inv.mul_(0.5), info  # A, V and its workspace, about 2 R^2 on a GPU), the same numbers as 0.5 (inv + inv')
 
 
 @dataclass
