@@ -243,10 +243,9 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
     cutoff. ``n_negative`` counts eigenvalues below -eps * lambda_max (negative curvature,
     dropped like null directions; only an explicitly requested exact Hessian can have them).
     """
-    if not torch.equal(A, A.T):  # FlatModel's matrices are symmetric already: no copy of them (R^2 x 8 bytes)
-        A = 0.5 * (A + A.T)
+    A = A if torch.equal(A, A.T) else 0.5 * (A + A.T)  # FlatModel's are exactly symmetric: not copied
     lam, V = torch.linalg.eigh(A)
-    del A  # a symmetrised copy goes now (the caller's own goes when it lets go)
+    del A  # a symmetrised copy goes at once
     lam_min, lam_max = float(lam[0]), float(lam[-1])
     if not lam_max > 0.0:
         raise ValueError(
@@ -267,8 +266,8 @@ def pseudo_inverse(A: torch.Tensor, eps: float = 1e-8) -> tuple[torch.Tensor, di
         "min_eigenvalue": lam_min,
         "max_eigenvalue": lam_max,
     }
-    inv = inv + inv.T  # the old inv goes: at most the caller's A, V, the scaled V and A^+ at once (eigh's peak:
-    return inv.mul_(0.5), info  # A, V and its workspace, about 2 R^2 on a GPU), the same numbers as 0.5 (inv + inv')
+    inv = inv + inv.T  # peak memory: curvature.DENSE_MATRICES
+    return inv.mul_(0.5), info
 
 
 @dataclass
