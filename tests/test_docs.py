@@ -99,11 +99,15 @@ def test_the_site_builds_strictly_with_every_page_and_the_examples_run(site):
 
 def test_the_site_renders_in_headless_chromium(site):
     browser = browser_or_skip()
+    from selenium.webdriver.support.ui import WebDriverWait
     try:
         browser.get((site / "index.html").resolve().as_uri())
         nav = browser.execute_script("return Array.from(document.querySelectorAll('nav a')).map(a => a.textContent"
                                      ".trim())")
         browser.get((site / "reference" / "api.html").resolve().as_uri())
+        # a loaded machine (CI, two test workers) once read this page's headings before it had them
+        WebDriverWait(browser, 60).until(lambda b: b.execute_script(
+            "return document.readyState === 'complete' && document.getElementById('pibench.api.run') !== null"))
         entries = browser.execute_script("return Array.from(document.querySelectorAll('.doc-heading')).map(h => h.id)")
         visible = browser.execute_script("const e = document.getElementById('pibench.api.run'); "
                                          "const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0")
