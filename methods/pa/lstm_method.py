@@ -173,8 +173,7 @@ class PALSTM(SequenceMethod):
         out = {"kept_weights": int(fitted.n_kept), "identified_weights": int(fitted.diagnostics["rank"]),
                **{f"{phase}_seconds": seconds for phase, seconds in getattr(self, "phase_seconds_", {}).items()},
                "total_weights": int(fitted.flat.n_total), "hessian": fitted.diagnostics["hessian"],
-               "curvature": fitted.diagnostics["curvature"],
-               **({"trained_in_cell": True} if getattr(self, "trained_in_cell_", False) else {})}
+               "curvature": fitted.diagnostics["curvature"], **super().diagnostics()}  # trained_in_cell
         if "cg" in fitted.diagnostics:  # matrix-free: how many conjugate-gradient solves did not converge
             out["cg_not_converged"] = fitted.diagnostics["cg"]["not_converged"]
         if hasattr(self, "conformal_quantile_"):  # q beside Bonferroni's z: how far PA's own scale was off
