@@ -9,7 +9,11 @@ from scipy.stats import norm
 
 from pibench.benchmarks.protocols import run_set
 from pibench.data_loaders.synthetic import seasonal_ar_oracle, seasonal_ar_sets
-from pibench.methods.calibration.bonferroni import bonferroni_critical_scores, bonferroni_level
+from pibench.methods.calibration.bonferroni import (
+    bonferroni_critical_scores,
+    bonferroni_level,
+    uncapped_bonferroni_level,
+)
 from pibench.methods.catalog import get_method
 from pibench.methods.device import use_device
 from pibench.methods.pa.intervals import FlatModel
@@ -30,6 +34,22 @@ def test_bonferroni_level_and_critical_scores_by_hand():
     np.testing.assert_allclose(bonferroni_critical_scores(scores, 0.2), [expected, 2 * expected])
     np.testing.assert_allclose(bonferroni_critical_scores(scores, 0.2), np.quantile(scores, level, axis=0))
     assert bonferroni_level(9, alpha=0.1, horizon=2) == 1.0  # capped: the largest score
+    assert uncapped_bonferroni_level(9, alpha=0.1, horizon=2) == pytest.approx(10 * 0.95 / 9)
+
+
+@pytest.mark.parametrize("n_calibration, guaranteed", [(9, False), (40, True)])
+def test_cfrnn_records_whether_its_level_was_capped(n_calibration, guaranteed):
+    """(n + 1)(1 - alpha/H)/n at alpha 0.1, H 2: 1.056 for n = 9 (capped at 1: the largest score, no joint
+    guarantee), 0.974 for n = 40 (below 1: the guarantee holds)."""
+    problem = seasonal_ar_sets(n_train=60, n_calibration=n_calibration, n_test=5, horizon=2, input_length=6,
+                               seed=0)
+    method = get_method("cfrnn")(alpha=0.1, hidden=4, epochs=1).fit(problem.train, problem.calibration)
+    diagnostics = method.diagnostics()
+    assert diagnostics["bonferroni_level"] == pytest.approx((n_calibration + 1) * 0.95 / n_calibration)
+    assert diagnostics["joint_guarantee"] is guaranteed
+    if not guaranteed:  # the capped level takes each horizon's largest calibration score
+        scores = np.abs(problem.calibration.y - method._outputs(method.net_, problem.calibration.x))
+        np.testing.assert_array_equal(method.critical_scores_, scores.max(axis=0))
 
 
 def test_pinball_loss_and_its_gradient():

@@ -8,13 +8,21 @@ from pibench.data_loaders.validation import check_alpha
 from pibench.methods.calibration.quantile import linear_quantile
 
 
-def bonferroni_level(n: int, alpha: float, horizon: int) -> float:
-    """min((n + 1)(1 - alpha / H) / n, 1): each horizon's quantile level, so that all H
-    intervals hold jointly with probability >= 1 - alpha (union bound over horizons,
-    finite-sample correction of split conformal)."""
+def uncapped_bonferroni_level(n: int, alpha: float, horizon: int) -> float:
+    """(n + 1)(1 - alpha / H) / n: the level split conformal asks of each horizon's n scores so that
+    all H intervals hold jointly with probability >= 1 - alpha (union bound over horizons). Above 1
+    (n < H / alpha - 1, e.g. COVID-19's 100 calibration sequences at H = 50) no finite quantile of
+    n scores gives that guarantee: the conformal critical score is +inf."""
     if n < 1 or horizon < 1:
         raise ValueError(f"need at least one calibration score and one horizon; got n={n}, H={horizon}.")
-    return min((n + 1) * (1 - check_alpha(alpha) / horizon) / n, 1.0)
+    return (n + 1) * (1 - check_alpha(alpha) / horizon) / n
+
+
+def bonferroni_level(n: int, alpha: float, horizon: int) -> float:
+    """min(:func:`uncapped_bonferroni_level`, 1) (SPEC §3.6, CF-RNN's and the paper's convention): where
+    the uncapped level passes 1 the largest score is taken, a finite interval without the joint
+    guarantee."""
+    return min(uncapped_bonferroni_level(n, alpha, horizon), 1.0)
 
 
 def bonferroni_critical_scores(scores: np.ndarray, alpha: float) -> np.ndarray:
