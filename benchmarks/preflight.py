@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import warnings
 from typing import NamedTuple
 
 from pibench.benchmarks.protocols import check_protocol, series_schedule
@@ -22,7 +23,7 @@ from pibench.data_loaders.fingerprint import problem_fingerprint, source_files
 from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import Problem, SeriesProblem
 from pibench.data_loaders.registry import load_dataset
-from pibench.methods.base import IntervalMethod, NotApplicable, register
+from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
 from pibench.methods.catalog import get_method
 from pibench.methods.code_identity import method_code_identity, reload_if_stale, snapshots
 
@@ -66,7 +67,9 @@ def current_method_class(name: str, notes: dict[str, None]) -> type[IntervalMeth
     it was loaded (a line in ``notes`` says so): the code that runs is the code on disk, and the one the
     task's identity names. StaleSourceError (a ValueError) where it cannot be imported again."""
     cls = get_method(name)
-    new = reload_if_stale(cls)
+    with warnings.catch_warnings():  # the module registers its class again: the note below says so
+        warnings.simplefilter("ignore", MethodReplaced)
+        new = reload_if_stale(cls)
     if new is None:
         return cls
     if get_method(name) is not new:  # a module that does not register its class itself

@@ -10,13 +10,19 @@ libraries by reference. pibench's own methods go by name, as the worker's pibenc
 is checked against the run's code version.
 
 This pickle never touches a disk: it goes from the parent to its own workers, like
-every joblib argument.
+every joblib argument. Unpickled in the process that pickled it (dask's client does
+so with LocalCluster), it is the original class: cloudpickle would otherwise update
+the original in place with the pickled copies of its functions, whose globals are
+frozen copies, so a global the user sets afterwards would no longer reach the class.
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import sys
+import uuid
+import weakref
 
 import cloudpickle
 
@@ -40,6 +46,11 @@ def _dumps_by_value(cls: type) -> bytes:
             cloudpickle.unregister_pickle_by_value(module)
 
 
+#: (pid, token) of this process, and the classes it pickled by id: an unpickle here returns them as they are
+_ORIGIN = (os.getpid(), uuid.uuid4().hex)
+_PICKLED_HERE: weakref.WeakValueDictionary[int, type] = weakref.WeakValueDictionary()
+
+
 class ShippedClass:
     """A method class that pickles by value (see the module docstring); ``.cls`` is the class. It is
     pickled once, the first time a task carrying it is sent, and the bytes reused for every other task."""
@@ -51,14 +62,16 @@ class ShippedClass:
     def __reduce__(self):
         if self._payload is None:
             self._payload = _dumps_by_value(self.cls)
-        return _rebuild, (self._payload,)
+            _PICKLED_HERE[id(self.cls)] = self.cls
+        return _rebuild, (self._payload, _ORIGIN, id(self.cls))
 
     def __repr__(self) -> str:
         return f"ShippedClass({self.cls.__module__}.{self.cls.__qualname__})"
 
 
-def _rebuild(payload: bytes) -> ShippedClass:
-    shipped = ShippedClass(pickle.loads(payload))
+def _rebuild(payload: bytes, origin: tuple[int, str] | None = None, key: int = 0) -> ShippedClass:
+    original = _PICKLED_HERE.get(key) if origin == (os.getpid(), _ORIGIN[1]) else None
+    shipped = ShippedClass(original if original is not None else pickle.loads(payload))
     shipped._payload = payload
     return shipped
 

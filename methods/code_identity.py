@@ -1,33 +1,38 @@
-"""The code a method class runs, taken from the loaded class, not from a file that may have changed since.
+"""The code a method class runs: its source files as loaded, and its own code as it stands when a run starts.
 
 DESIGN "Identity is what runs": a task's identity must name the code that will
 compute it. pibench's own source is named by ``code_version`` (the files of the
-checkout or install). A method defined elsewhere is named by snapshots taken when
-its ``class`` statement runs (``IntervalMethod.__init_subclass__``), the moment the
-loaded code came from its source:
+checkout or install). A method defined elsewhere is named by two things:
 
-* a class of a module file (a plugin package, a module of the user's, a script) is
-  named by the source of every module of its top-level package loaded at that
-  moment (the module that defines it and the helpers it imported: a change of a
-  helper is a change of the method); a module imported only later, inside a
-  function, is not seen;
-* a class with no source file (a notebook cell, ``python -c``) is named by a digest
-  of its own code: bytecode, constants and names of its functions, their defaults
-  and closures, and the globals they read (functions and classes of the same module
-  recursively, other values by a canonical repr). An edited and re-run cell, or an
-  edited cell it relies on, is new code.
-
-Reading the files later would name whatever they hold then, which is how an edit
-after the import got the old code's numbers stored under the new code's name.
+* the source files it was loaded from, snapshotted when its ``class`` statement
+  runs (``IntervalMethod.__init_subclass__``), the moment the loaded code came from
+  them: every module of its top-level package loaded then (the module that defines
+  it, and the package helpers it imported), and every module of the user's own
+  (a file outside the standard library, site-packages and pibench: a sibling
+  ``my_helpers.py``) whose functions, classes or module the class reads, and those
+  such modules read in turn. Reading the files later would name whatever they hold
+  then, which is how an edit after the import got the old code's numbers stored
+  under the new code's name; a changed file is imported again before a run
+  (:func:`reload_if_stale`);
+* a digest of each of its classes' own code, taken whenever a run asks
+  (:func:`method_code_identity`): bytecode, constants and names of its functions,
+  their defaults and closures, and the globals they read (functions and classes of
+  the same module recursively, other values by a canonical repr). So a second class
+  of the same name in one script, a global a loop sets between runs, or a helper
+  cell edited and run again without the class's cell is new code. It is all that
+  names a class with no source file (a notebook cell, ``python -c``).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.util
 import re
+import site
 import sys
+import sysconfig
 import types
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,32 +43,27 @@ SNAPSHOT_ATTRIBUTE = "_pibench_source_snapshot"
 
 @dataclass(frozen=True)
 class SourceSnapshot:
-    """One piece of the code outside pibench a method class runs, as it was when the class was created."""
+    """One source file outside pibench a method class runs, as it was when the class was created."""
 
-    module: str          #: e.g. "mypi.rolling_gauss"; "__main__" for a script or a notebook
-    path: str | None     #: the file it was read from; None without one (a notebook cell, ``python -c``)
-    sha256: str          #: of the module's source bytes, or "code:" + a digest of the class's code
-    qualname: str = ""   #: the class a code digest is of ("" for a module file)
+    module: str          #: e.g. "mypi.rolling_gauss"; "__main__" for a script
+    path: str            #: the file it was read from
+    sha256: str          #: of the file's bytes
 
     @property
     def key(self) -> str:
-        """What names it in a task's identity: the module, or module:class for a class with no file."""
-        return f"{self.module}:{self.qualname}" if self.path is None else self.module
+        """What names it in a task's identity: the module."""
+        return self.module
 
     @property
     def display(self) -> str:
         """How messages name it: the file under its package root (``mypi/rolling_gauss.py``)."""
-        if self.path is None:
-            return f"{self.module}.{self.qualname} (no source file: a notebook cell or `python -c`)"
         if self.module == "__main__":
             return Path(self.path).name
         name = self.module.replace(".", "/")
         return f"{name}/__init__.py" if Path(self.path).name == "__init__.py" else f"{name}.py"
 
     def on_disk(self) -> str | None:
-        """sha256 of the file now; None if there is no file or it cannot be read."""
-        if self.path is None:
-            return None
+        """sha256 of the file now; None if it cannot be read."""
         try:
             return hashlib.sha256(Path(self.path).read_bytes()).hexdigest()
         except OSError:
@@ -96,12 +96,14 @@ def canonical_repr(value: object) -> str:
 
 class _CodeDigest:
     """Feeds a hash with what defines a class, function or code object (module docstring), following the
-    functions and classes of ``module`` that the code reads, each once."""
+    functions and classes of ``module`` that the code reads, each once; ``other_modules`` collects the
+    modules whose functions, classes or selves it reads, which are named, not read."""
 
     def __init__(self, module: str):
         self.module = module
         self.h = hashlib.sha256()
         self.seen: set[int] = set()
+        self.other_modules: set[str] = set()
 
     def add(self, obj: object) -> None:
         if isinstance(obj, (staticmethod, classmethod)):
@@ -130,11 +132,12 @@ class _CodeDigest:
             self.seen.add(id(obj))
             self.h.update(obj.__qualname__.encode())
             for name in sorted(vars(obj)):
-                if name in ("__dict__", "__weakref__", "__module__", "__doc__", SNAPSHOT_ATTRIBUTE) \
-                        or name.startswith("_abc_"):
-                    continue
+                value = vars(obj)[name]
+                if name == SNAPSHOT_ATTRIBUTE or name.startswith("_abc_") or (
+                        name.startswith("__") and name.endswith("__") and not _is_code(value)):
+                    continue  # bookkeeping (__dict__, __module__, __abstractmethods__, ...) a copy may lack
                 self.h.update(name.encode() + b"=")
-                self.add(vars(obj)[name])
+                self.add(value)
         else:
             self.h.update(canonical_repr(obj).encode())
 
@@ -154,12 +157,25 @@ class _CodeDigest:
         return sorted(set(names))
 
     def _global(self, value: object) -> None:
-        if isinstance(value, types.ModuleType):
-            self.h.update(b"module " + value.__name__.encode())
-        elif isinstance(value, (types.FunctionType, type)) and getattr(value, "__module__", None) != self.module:
-            self.h.update(f"{value.__module__}.{value.__qualname__}".encode())  # a library's: named, not read
+        other = _module_of(value)
+        if other is not None and other != self.module:  # another module's: named, not read (its file is)
+            self.other_modules.add(other)
+            self.h.update(f"{other}.{getattr(value, '__qualname__', '')}".encode())
         else:
             self.add(value)
+
+
+def _is_code(value: object) -> bool:
+    return isinstance(value, (types.FunctionType, staticmethod, classmethod, property))
+
+
+def _module_of(value: object) -> str | None:
+    """The module a module, function or class global belongs to; None for other values."""
+    if isinstance(value, types.ModuleType):
+        return value.__name__
+    if isinstance(value, (types.FunctionType, type)):
+        return getattr(value, "__module__", None)
+    return None
 
 
 def class_code_digest(cls: type) -> str:
@@ -204,19 +220,53 @@ def _defined_in_its_module_file(cls: type) -> bool:
     return all(not f.startswith("<") and Path(f).resolve() == module_file for f in files)
 
 
+@functools.cache
+def _library_roots() -> tuple[Path, ...]:
+    """Where the standard library and installed packages live: modules there are not the user's."""
+    paths = sysconfig.get_paths()
+    roots = [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths]
+    roots += [*site.getsitepackages(), site.getusersitepackages()]
+    return tuple(dict.fromkeys(Path(r).resolve() for r in roots))
+
+
+def _is_users_module(name: str) -> bool:
+    """A loaded module outside pibench with a source file outside :func:`_library_roots` (a script's
+    sibling ``my_helpers.py``, a package of the user's)."""
+    if name == "pibench" or name.startswith("pibench.") or not _has_file(name):
+        return False
+    path = Path(str(sys.modules[name].__file__)).resolve()
+    return not any(path.is_relative_to(root) for root in _library_roots())
+
+
+def _helper_modules(cls: type) -> list[str]:
+    """The user's modules (:func:`_is_users_module`) other than its own that ``cls``'s code reads a function,
+    class or module of, and those their globals refer to in turn (a module is read as a whole file)."""
+    digest = _CodeDigest(cls.__module__)
+    digest.add(cls)
+    pending, found = sorted(digest.other_modules), set()
+    while pending:
+        name = pending.pop()
+        if name in found or name == cls.__module__ or not _is_users_module(name):
+            continue
+        found.add(name)
+        pending += [m for m in map(_module_of, list(vars(sys.modules[name]).values())) if m is not None]
+    return sorted(found)
+
+
 def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
-    """The snapshots of ``cls`` now (none for pibench's own classes). Never raises: a class that pibench
-    cannot read is named by its code."""
+    """The source files of ``cls`` now (module doc; none for pibench's own classes): its package's loaded
+    modules if it was compiled from its module's file, and the user's modules its code reads. Never raises:
+    a file that cannot be read is left out, and the class's code digest names it still."""
     if is_pibench_class(cls):
         return ()
+    files = _package_files(cls.__module__) if _defined_in_its_module_file(cls) else []
+    files += [(name, str(sys.modules[name].__file__)) for name in _helper_modules(cls)]
     snaps = []
-    for name, path in (_package_files(cls.__module__) if _defined_in_its_module_file(cls) else []):
+    for name, path in sorted(set(files)):
         try:
             snaps.append(SourceSnapshot(name, path, hashlib.sha256(Path(path).read_bytes()).hexdigest()))
         except OSError:
             continue
-    if not any(s.module == cls.__module__ for s in snaps):
-        snaps.append(SourceSnapshot(cls.__module__, None, "code:" + class_code_digest(cls), cls.__qualname__))
     return tuple(snaps)
 
 
@@ -237,10 +287,16 @@ def snapshots(cls: type) -> list[SourceSnapshot]:
     return list(found.values())
 
 
+def _own_classes(cls: type) -> list[type]:
+    """``cls`` and its method base classes defined outside pibench, base-most first."""
+    return [k for k in reversed(cls.__mro__) if SNAPSHOT_ATTRIBUTE in vars(k) and not is_pibench_class(k)]
+
+
 def method_code_identity(cls: type) -> dict[str, str]:
-    """{module (or module:class): sha256 prefix} of the code outside pibench that ``cls`` runs; {} for a
-    pibench method."""
-    return {s.key: s.sha256[:17] if s.sha256.startswith("code:") else s.sha256[:12] for s in snapshots(cls)}
+    """{module: sha256 prefix of its file as loaded} and {module:class: "code:" + digest prefix of the class's
+    code now} of the code outside pibench that ``cls`` runs (module doc); {} for a pibench method."""
+    files = {s.key: s.sha256[:12] for s in snapshots(cls)}
+    return files | {f"{k.__module__}:{k.__qualname__}": "code:" + class_code_digest(k)[:12] for k in _own_classes(cls)}
 
 
 def describe_change(before: dict[str, str] | None, after: dict[str, str] | None) -> str | None:
@@ -249,7 +305,10 @@ def describe_change(before: dict[str, str] | None, after: dict[str, str] | None)
     if before == after:
         return None
     changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
-    return "plugin source changed: " + ", ".join(display_name(m) for m in changed)
+    files = [m for m in changed if ":" not in m]
+    if files:  # what the classes' code reads came from these files: their digests changed with them
+        return "plugin source changed: " + ", ".join(map(display_name, files))
+    return "plugin code changed: " + ", ".join(map(display_name, changed))
 
 
 def display_name(key: str) -> str:
@@ -271,26 +330,24 @@ def reload_if_stale(cls: type) -> type | None:
     new source is compiled) and return the new class of the same qualified name; None if nothing changed.
     StaleSourceError if the code cannot be reloaded (a class of ``__main__``, a module gone from
     ``sys.modules``, a new source that fails to import or no longer defines the method under its name)."""
-    chain = [s for s in snapshots(cls) if s.path is not None]
+    chain = snapshots(cls)
     stale = [s for s in chain if s.is_stale()]
     if not stale:
         return None
     names = ", ".join(s.display for s in stale)
     label = getattr(cls, "name", cls.__qualname__)
-    defining = [k.__module__ for k in reversed(cls.__mro__) if not is_pibench_class(k)]
-    order = sorted({s.module for s in chain} - set(defining)) + list(dict.fromkeys(m for m in defining
-                                                                               if m in {s.module for s in chain}))
-    for module_name in order:
-        if module_name == "__main__" or module_name not in sys.modules:
+    files = {s.module: s.path for s in chain}
+    defining = list(dict.fromkeys(k.__module__ for k in _own_classes(cls)))
+    order = sorted(set(files) - set(defining)) + defining
+    for module_name in order:  # a class of a cell or a script would keep reading the helpers it imported before
+        if module_name == "__main__" or module_name not in sys.modules or module_name not in files:
             raise StaleSourceError(
                 f"{names} changed on disk after method {label!r} was loaded, and {module_name} cannot be imported "
                 "again in this process: restart Python (or rerun the notebook) so that the code which runs is "
                 "the code on disk.")
     for module_name in order:
-        path = next(s.path for s in chain if s.module == module_name)
         try:
-            if path is not None:
-                Path(importlib.util.cache_from_source(path)).unlink(missing_ok=True)  # a same-second edit's bytecode
+            Path(importlib.util.cache_from_source(files[module_name])).unlink(missing_ok=True)  # a same-second edit
         except (OSError, NotImplementedError):
             pass  # a read-only location: the import checks the cache's stamp itself
         try:

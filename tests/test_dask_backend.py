@@ -65,3 +65,53 @@ def test_backend_errors_are_one_line(argv, message, tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+SWEEP = '''
+import json
+import numpy as np
+from pibench import Interval, IntervalMethod, register, run
+
+Z = 1.0
+
+
+def widen(sd):
+    return Z * sd
+
+
+@register
+class Swept(IntervalMethod):
+    name = "swept"
+
+    def fit(self, data, calibration=None):
+        self.sd_ = data.y.std(axis=0)
+        return self
+
+    def predict_interval(self, X):
+        point = X[..., 0]
+        return Interval(point - widen(self.sd_), point + widen(self.sd_), point)
+
+
+if __name__ == "__main__":
+    lengths = []
+    for Z in (1.0, 2.0):
+        r = run(methods=["swept"], quick=True, backend="dask", jobs=2, results_dir="r", progress=False)
+        lengths.append([len(r.run_report.executed), r.records[0]["mean_length"]])
+    print(json.dumps(lengths))
+'''
+
+
+def test_a_global_set_between_dask_runs_reaches_the_class(tmp_path):
+    """The client unpickles the class it shipped in its own process: that must leave the user's class as it
+    was (else its functions read a frozen copy of the globals, and the second run repeats the first's)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "sweep.py").write_text(SWEEP)
+    done = subprocess.run([sys.executable, "sweep.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    (ran_1, length_1), (ran_2, length_2) = json.loads(done.stdout.strip().splitlines()[-1])
+    assert ran_1 == ran_2 == 1 and length_2 == pytest.approx(2 * length_1, rel=1e-12)

@@ -89,7 +89,7 @@ def test_the_site_builds_strictly_with_every_page_and_the_examples_run(site):
     # the examples ran: their pages hold what they printed and the figures they drew
     quickstart = (site / "examples" / "quickstart.html").read_text()
     assert "finished task(s)" in quickstart and (site / "examples" / "quickstart-tradeoff.png").stat().st_size > 10_000
-    assert "plugin source changed" in (site / "examples" / "my_method.html").read_text()
+    assert "plugin code changed" in (site / "examples" / "my_method.html").read_text()
     # the API reference is generated from the docstrings
     api = (site / "reference" / "api.html").read_text()
     for name in ("pibench.api.run", "pibench.api.Results", "pibench.methods.base.IntervalMethod",

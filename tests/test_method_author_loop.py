@@ -119,9 +119,12 @@ def test_a_live_edit_stores_the_new_codes_numbers_under_the_new_identity(plugin_
     # the edit doubles every half-width: the stored lengths are the new code's
     assert second["mean_length"] == pytest.approx(2 * first["mean_length"], rel=1e-12)
     assert second["coverage"] > first["coverage"]
-    # the package's modules loaded with the method (its __init__ and the method's module) name its code
-    assert second["plugin"] != first["plugin"] and set(second["plugin"]) == {"mypi", "mypi.rolling_gauss"}
+    # the package's modules loaded with the method (its __init__ and the method's module) and the class's own
+    # code (which reads WIDTH) name it
+    assert second["plugin"] != first["plugin"]
+    assert set(second["plugin"]) == {"mypi", "mypi.rolling_gauss", "mypi.rolling_gauss:RollingGauss"}
     assert second["plugin"]["mypi"] == first["plugin"]["mypi"]
+    assert second["plugin"]["mypi.rolling_gauss:RollingGauss"] != first["plugin"]["mypi.rolling_gauss:RollingGauss"]
     assert second["task_id"] != first["task_id"] and out["ran"] == 1
     assert out["redone"] == [f"ar / rolling_gauss default / seed 0 / alpha 0.1 (task {second['task_id']}): "
                              "plugin source changed: mypi/rolling_gauss.py"]
@@ -133,8 +136,7 @@ def test_a_live_edit_stores_the_new_codes_numbers_under_the_new_identity(plugin_
     ran, length = json.loads(again.strip().splitlines()[-1])
     assert ran == 0 and length == pytest.approx(second["mean_length"], rel=1e-12)
     summary = pd.read_csv(plugin_project / "r" / "summary.csv")
-    assert summary["plugin_code"].tolist() == [
-        f"mypi:{second['plugin']['mypi']};mypi.rolling_gauss:{second['plugin']['mypi.rolling_gauss']}"]
+    assert summary["plugin_code"].tolist() == [";".join(f"{k}:{v}" for k, v in sorted(second["plugin"].items()))]
 
 
 def test_a_comment_only_edit_reruns_and_says_why(plugin_project):
@@ -240,7 +242,7 @@ def test_a_method_defined_in_main_runs_with_two_workers(plugin_project):
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["1"] == out["2"] and len(out["2"]) == 2  # the same numbers and identity with one or two workers
-    assert set(out["2"][0][2]) == {"__main__"}
+    assert set(out["2"][0][2]) == {"__main__", "__main__:LastPlusMinusTwo"}  # the script, the class's own code
 
 
 class _Fails(IntervalMethod):
@@ -404,7 +406,7 @@ def test_the_documented_notebook_loop_runs_as_written(tmp_path):
     assert out["second"] == ["rolling_gauss"] and out["skipped"] == len(out["first"]) - 1
     (line,) = out["redone"]
     assert line.startswith("ar1 / rolling_gauss default")
-    assert line.endswith("plugin source changed: RollingGauss in the running script or notebook")
+    assert line.endswith("plugin code changed: RollingGauss in the running script or notebook")
     assert 0.85 < out["joint"] <= 1.0  # Bonferroni over the horizons keeps the joint level (90%)
     assert out["summary"].startswith(f"<Results mine: {len(out['first'])} finished task(s)")
 
@@ -503,3 +505,134 @@ def test_a_class_run_by_exec_in_another_programs_main_is_named_by_its_code():
         exec(compile(source.format(w=width), "examples/shown.py", "exec"), namespace)
         identities.append(method_code_identity(namespace["Shown"]))
     assert set(identities[0]) == {"__main__:Shown"} and identities[0] != identities[1]
+
+
+#: a script that defines its method twice (a longer lookback below) and sweeps a global it reads
+SCRIPT_EDITS = '''
+import json
+import numpy as np
+from pibench import Interval, IntervalMethod, register, run
+
+Z = 1.0
+
+
+@register
+class Band(IntervalMethod):
+    name = "band"
+
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, lookback: int = 30):
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.lookback = lookback
+
+    def fit(self, data, calibration=None):
+        self.history_ = list(data.y[-self.lookback:])
+        return self
+
+    def predict_interval(self, X):
+        recent = np.asarray(self.history_[-self.lookback:])
+        mean, sd = recent.mean(axis=0), recent.std(axis=0)
+        return Interval((mean - Z * sd)[None], (mean + Z * sd)[None], mean[None])
+
+    def update(self, y):
+        self.history_.append(y[-1])
+
+
+def row():
+    r = run("band.toml", results_dir="r", progress=False)
+    return {"ran": len(r.run_report.executed), "redone": r.run_report.redone, "length": r.records[0]["mean_length"]}
+
+
+out = {"first": row()}
+Z = 3.0
+out["global"] = row()
+
+
+@register
+class Band(Band):  # noqa: F811  (the same name further down: a longer lookback)
+    name = "band"
+
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, lookback: int = 60):
+        super().__init__(alpha=alpha, random_state=random_state, lookback=lookback)
+
+
+out["redefined"] = row()
+out["again"] = row()
+print(json.dumps(out))
+'''
+
+
+def test_a_global_set_between_runs_or_a_class_redefined_in_a_script_is_new_code(plugin_project):
+    """A script's file is the same for every run in it: the class's own code, taken when each run starts
+    (the globals it reads, its defaults), names what runs."""
+    (plugin_project / "script.py").write_text(SCRIPT_EDITS)
+    (plugin_project / "band.toml").write_text(SUITE.replace("rolling_gauss", "band"))
+    done = subprocess.run([sys.executable, "script.py"], cwd=plugin_project, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(plugin_project)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["first"]["ran"] == 1
+    # Z = 3.0: every half-width is 3 times the first run's
+    assert out["global"]["ran"] == 1 and out["global"]["length"] == pytest.approx(3 * out["first"]["length"], rel=1e-12)
+    assert out["global"]["redone"][0].endswith("plugin code changed: Band in the running script or notebook")
+    assert out["redefined"]["ran"] == 1 and out["redefined"]["length"] != out["global"]["length"]
+    assert out["again"] == {"ran": 0, "redone": [], "length": out["redefined"]["length"]}
+
+
+SIBLING_METHOD = PLUGIN.replace("WIDTH = 1.0\n", "from my_helpers import widen\n").replace(
+    "half = WIDTH * norm.ppf", "half = widen(1.0) * norm.ppf")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_edited_sibling_helper_module_is_new_code(plugin_project, jobs):
+    """The method's module imports a function from a module of the user's that is no package of it (a
+    ``my_helpers.py`` beside it): editing only the helper reloads it and is a new identity."""
+    (plugin_project / "my_helpers.py").write_text("def widen(x):\n    return 1.0 * x\n")
+    (plugin_project / "my_methods.py").write_text(SIBLING_METHOD)
+    script = (LIVE_EDIT.replace("import mypi.rolling_gauss", "import my_methods, my_helpers")
+              .replace("path = mypi.rolling_gauss.__file__", "path = my_helpers.__file__")
+              .replace('"WIDTH = 1.0", "WIDTH = 2.0"', '"1.0 * x", "2.0 * x"'))
+    out = json.loads(python(script, plugin_project, str(jobs)).strip().splitlines()[-1])
+    first, second = out["first"], out["second"]
+    assert second["mean_length"] == pytest.approx(2 * first["mean_length"], rel=1e-12)
+    assert set(first["plugin"]) == {"my_methods", "my_helpers", "my_methods:RollingGauss"}
+    assert first["plugin"]["my_helpers"] != second["plugin"]["my_helpers"]
+    assert out["redone"][0].endswith("plugin source changed: my_helpers.py")
+    assert any("reloaded method 'rolling_gauss': my_helpers.py changed on disk" in n for n in out["notes"])
+
+
+def test_a_cells_global_set_after_the_class_is_new_code():
+    """The digest is taken when it is asked for: a global the class reads, set by a later cell, counts."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", base.MethodReplaced)
+            namespace = {"__name__": "notebook_cell"}
+            exec(compile(BASE_CELL.format(width=1.0, factor=1.0), "<cell 1>", "exec"), namespace)
+            exec(compile(SUB_CELL, "<cell 2>", "exec"), namespace)
+        before = method_code_identity(namespace["Cell"])
+        exec("WIDTH = 2.0", namespace)
+        after = method_code_identity(namespace["Cell"])
+        assert before != after and after["notebook_cell:Cell"] == before["notebook_cell:Cell"]
+        assert after["notebook_cell:Base"] != before["notebook_cell:Base"]  # Base.half reads WIDTH
+        exec("WIDTH = 1.0", namespace)
+        assert method_code_identity(namespace["Cell"]) == before
+    finally:
+        base._REGISTRY.pop("cell_method", None)
+
+
+def test_a_stale_helper_of_a_class_without_a_file_stops_the_run_with_the_fix(plugin_project):
+    """A class of a cell (``python -c``) keeps the helper function it imported: after the helper's file
+    changes, the run refuses to start rather than store old code's numbers under a name it cannot check."""
+    (plugin_project / "my_helpers.py").write_text("def widen(x):\n    return 1.0 * x\n")
+    cell = SIBLING_METHOD + textwrap.dedent('''
+        import time
+        from pibench import run
+        run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
+        time.sleep(1.1)
+        open("my_helpers.py", "a").write("# edited\\n")
+        try:
+            run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
+        except ValueError as exc:
+            print(type(exc).__name__, exc)
+    ''')
+    out = python(cell, plugin_project).strip().splitlines()[-1]
+    assert out.startswith("SetupError") and "my_helpers.py changed on disk" in out and "restart Python" in out
