@@ -4,8 +4,13 @@ How the rows become a problem (also in the README, "Your own series"):
 
 * order: by the ``time`` column when given (numbers in numeric order, dates in
   date order; each value is kept as the step's label, unconverted), else the
-  file's row order. Text that is neither numbers nor dates, missing or repeated
-  times are errors.
+  file's row order. Dates are read with one format for the whole column:
+  ISO 8601 (2021-01-13), else the one format pandas infers, read month first
+  and day first; a column both read alike, or only one of them reads, is that
+  column's order, and one that reads both ways in different orders (01/02/2021:
+  2 January or 1 February) is an error asking for ``time_format`` (e.g.
+  "%d/%m/%Y"). Text that is neither numbers nor dates, dates in several formats,
+  missing or repeated times are errors.
 * inputs X at row r: the ``features`` columns of row r (known before the target
   is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
   (default 5; ``lags = 0`` for none). Lags and features combine.
@@ -17,30 +22,81 @@ How the rows become a problem (also in the README, "Your own series"):
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pandas.tseries.api import guess_datetime_format
 
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.tables import check_magnitude, read_table
 
 
-def _order(frame: pd.DataFrame, time: str, path: Path) -> pd.DataFrame:
-    """The rows sorted by ``time`` (numbers numerically, dates chronologically); errors for anything else."""
+def _dates(column: pd.Series, time: str, path: Path, time_format: str | None) -> pd.Series | None:
+    """``column`` read as dates with one format for every row (module doc); None if it reads so in no way
+    (NaT where ``time_format`` does not read a row). ValueError if it reads both day first and month first
+    in different orders."""
+    if time_format is not None:
+        return pd.to_datetime(column, format=time_format, errors="coerce")
+    try:
+        return pd.to_datetime(column, format="ISO8601")
+    except (ValueError, TypeError, OverflowError):
+        pass
+    readings = {}
+    for dayfirst in (False, True):
+        try:
+            with warnings.catch_warnings():  # "Parsing dates in %d/%m/%Y format when dayfirst=False": read below
+                warnings.simplefilter("ignore", UserWarning)
+                readings[dayfirst] = pd.to_datetime(column, dayfirst=dayfirst)
+        except (ValueError, TypeError, OverflowError):
+            continue
+    if len(readings) == 2 and not readings[False].equals(readings[True]):
+        row = column.index[(readings[False] != readings[True]).to_numpy()][0]
+        month, day = (readings[k][row].strftime("%d %B %Y").lstrip("0") for k in (False, True))
+        raise ValueError(
+            f"{path}: the dates of the time column {time!r} read both month first and day first ({column[row]!r} "
+            f"in row {row}: {month} or {day}), which orders the rows differently; give the format in the "
+            'dataset\'s params, e.g. time_format = "%d/%m/%Y" (day first) or "%m/%d/%Y" (month first).')
+    return next(iter(readings.values()), None)
+
+
+def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None = None) -> pd.DataFrame:
+    """The rows sorted by ``time`` (numbers numerically, dates chronologically, read as :func:`_dates` says);
+    errors for anything else."""
     column = frame[time]
     if column.isna().any():
         rows = column.index[column.isna()][:5].tolist()
         raise ValueError(f"{path}: the time column {time!r} is empty in row(s) {rows}; fill them or drop those rows.")
-    if pd.api.types.is_numeric_dtype(column):
+    if time_format is not None:
+        key = _dates(column.astype(str), time, path, time_format)
+        if key is None or key.isna().any():
+            row = column.index[0] if key is None else column.index[key.isna()][0]
+            raise ValueError(f"{path}: row {row} of the time column {time!r} holds {column[row]!r}, which "
+                             f"time_format {time_format!r} does not read; fix that row or the format.")
+    elif pd.api.types.is_numeric_dtype(column):
         key = column
     else:
         numbers = pd.to_numeric(column, errors="coerce")
-        dates = pd.to_datetime(column, errors="coerce", format="mixed")
-        # the column reads as whichever most of it is; the example is a value that is not that
-        key = numbers if numbers.notna().sum() >= dates.notna().sum() else dates
-        if key.isna().any():
+        dates = None if numbers.notna().all() else _dates(column.astype(str), time, path, None)
+        if numbers.notna().all():
+            key = numbers
+        elif dates is not None:
+            key = dates
+        else:
+            loose = pd.to_datetime(column, errors="coerce", format="mixed")
+            # the column reads as whichever most of it is; the example is a value that is not that
+            key = numbers if numbers.notna().sum() >= loose.notna().sum() else loose
+            if not key.isna().any():
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    first = guess_datetime_format(str(column.iloc[0]))
+                other = pd.to_datetime(column, format=first, errors="coerce").isna() if first else column.isna()
+                example = f" and {column[other].iloc[0]!r}" if other.any() else ""
+                raise ValueError(f"{path}: the dates of the time column {time!r} are written in more than one "
+                                 f"format (e.g. {column.iloc[0]!r}{example}); write them alike (YYYY-MM-DD reads "
+                                 "one way only), or give time_format.")
             row = key.index[key.isna()][0]
             kind = "numbers" if key is numbers else "dates"
             raise ValueError(
@@ -75,6 +131,7 @@ def csv_problem(
     target: str,
     features: list[str] | None = None,
     time: str | None = None,
+    time_format: str | None = None,
     lags: int = 5,
     test_fraction: float = 0.25,
 ) -> SeriesProblem:
@@ -88,6 +145,8 @@ def csv_problem(
         raise ValueError(f"test_fraction={test_fraction} must lie in (0, 1).")
     features = list(features or [])
     _check_roles(target, features, time, path)
+    if time_format is not None and time is None:
+        raise ValueError(f"time_format={time_format!r} reads the time column: give time (its name) too.")
     frame = read_table(path)
     wanted = [target, *features] + ([time] if time else [])
     missing = [c for c in wanted if c not in frame.columns]
@@ -96,7 +155,7 @@ def csv_problem(
     if not features and lags == 0:
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
     if time:
-        frame = _order(frame, time, path)
+        frame = _order(frame, time, path, time_format)
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():

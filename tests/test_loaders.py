@@ -183,6 +183,47 @@ def test_csv_time_that_cannot_order_the_rows_is_an_error(tmp_path: Path, column,
         csv_problem(path=path, target="y", time="when")
 
 
+def _days_file(tmp_path: Path, fmt: str, start: str = "2020-12-20") -> Path:
+    """400 days from ``start`` written in ``fmt``, in a shuffled file order; y = the day's number (1..400)."""
+    days = pd.date_range(start, periods=400)
+    order = np.random.default_rng(2).permutation(400)
+    return _write(tmp_path / "d.csv", "date,y\n" + "".join(f"{days[i].strftime(fmt)},{i + 1}\n" for i in order))
+
+
+def test_csv_day_first_dates_are_read_day_first_for_every_row(tmp_path: Path) -> None:
+    """31/12/2020 can only be day first: the whole column reads with that one format (read value by value,
+    01/02/2021 became 2 January, 13/01/2021 13 January, and the rows went out of order)."""
+    p = csv_problem(path=_days_file(tmp_path, "%d/%m/%Y"), target="y", time="date", lags=1)
+    np.testing.assert_array_equal(p.y[:, 0], np.arange(2, 401))
+    assert list(p.time[10:13]) == ["31/12/2020", "01/01/2021", "02/01/2021"]  # after the first row (its lag)
+
+
+def test_csv_dates_that_read_both_ways_ask_for_their_format(tmp_path: Path) -> None:
+    path = _days_file(tmp_path, "%d/%m/%Y", start="2021-01-01")  # of these 400 days, those with a day <= 12
+    days = pd.read_csv(path)["date"]
+    ambiguous = days[pd.to_datetime(days, format="%d/%m/%Y").dt.day <= 12]
+    assert len(ambiguous) > 150
+    path = _write(tmp_path / "a.csv", "date,y\n" + "".join(f"{d},{i}\n" for i, d in enumerate(ambiguous)))
+    with pytest.raises(ValueError, match=r"read both month first and day first .*time_format = \"%d/%m/%Y\""):
+        csv_problem(path=path, target="y", time="date", lags=1, test_fraction=0.7)
+    p = csv_problem(path=path, target="y", time="date", time_format="%d/%m/%Y", lags=1, test_fraction=0.7)
+    order = np.argsort(pd.to_datetime(ambiguous, format="%d/%m/%Y").to_numpy())
+    np.testing.assert_array_equal(p.y[:, 0], order[1:])  # y = the file row of each date, in date order
+
+
+@pytest.mark.parametrize("dates, time_format, message", [
+    (["2021-01-01", "2 Jan 2021"], None, "written in more than one format"),
+    (["01/02/2021", "2021-01-03"], "%d/%m/%Y", "time_format '%d/%m/%Y' does not read"),
+])
+def test_csv_dates_in_several_formats_are_an_error(tmp_path: Path, dates, time_format, message) -> None:
+    times = [f"2020-{m:02d}-{d:02d}" for m in range(1, 13) for d in range(1, 29)][:398] + dates
+    if time_format:
+        times = [pd.Timestamp(t).strftime(time_format) for t in times[:-1]] + times[-1:]
+    path = _write(tmp_path / "m.csv", "when,y\n" + "".join(f"{t},{i}\n" for i, t in enumerate(times)))
+    with pytest.raises(ValueError, match=message):
+        csv_problem(path=path, target="y", time="when", time_format=time_format)
+
+
 @pytest.mark.parametrize(
     "cell, bad_row",
     [("", 3), ("NaN", 3), ("abc", 4), ("inf", 5), ("-inf", 2)],
