@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from pandas.tseries.api import guess_datetime_format
 
+from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.tables import check_magnitude, read_table
@@ -36,30 +37,20 @@ from pibench.data_loaders.tables import check_magnitude, read_table
 
 def _dates(column: pd.Series, time: str, path: Path, time_format: str | None) -> pd.Series | None:
     """``column`` read as dates with one format for every row (module doc); None if it reads so in no way
-    (NaT where ``time_format`` does not read a row). ValueError if it reads both day first and month first
+    (NaT where ``time_format`` does not read a row). ValueError if it reads both day first and month first,
     in different orders."""
     if time_format is not None:
         return pd.to_datetime(column, format=time_format, errors="coerce")
-    try:
-        return pd.to_datetime(column, format="ISO8601")
-    except (ValueError, TypeError, OverflowError):
-        pass
-    readings = {}
-    for dayfirst in (False, True):
-        try:
-            with warnings.catch_warnings():  # "Parsing dates in %d/%m/%Y format when dayfirst=False": read below
-                warnings.simplefilter("ignore", UserWarning)
-                readings[dayfirst] = pd.to_datetime(column, dayfirst=dayfirst)
-        except (ValueError, TypeError, OverflowError):
-            continue
-    if len(readings) == 2 and not readings[False].equals(readings[True]):
-        row = column.index[(readings[False] != readings[True]).to_numpy()][0]
-        month, day = (readings[k][row].strftime("%d %B %Y").lstrip("0") for k in (False, True))
+    readings = date_readings(column)
+    orders = [np.argsort(r.to_numpy(), kind="stable") for r in readings]
+    if len(readings) == 2 and not np.array_equal(orders[0], orders[1]):
+        row = column.index[(readings[0] != readings[1]).to_numpy()][0]
+        month, day = (r[row].strftime("%d %B %Y").lstrip("0") for r in readings)
         raise ValueError(
             f"{path}: the dates of the time column {time!r} read both month first and day first ({column[row]!r} "
             f"in row {row}: {month} or {day}), which orders the rows differently; give the format in the "
             'dataset\'s params, e.g. time_format = "%d/%m/%Y" (day first) or "%m/%d/%Y" (month first).')
-    return next(iter(readings.values()), None)
+    return readings[0] if readings else None
 
 
 def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None = None) -> pd.DataFrame:

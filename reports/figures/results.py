@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pibench.data_loaders.dates import dates_in_order
 from pibench.reports.statistics import Statistics, compute_statistics
 from pibench.reports.summary import summary_frame
 
@@ -101,9 +102,9 @@ def describe_test_span(results: StoredResults, task_id: str, daily: bool = False
     (365 days)", or "steps 1000 to 2999 (2,000 steps)" where the labels are not dates."""
     p = results.predictions(task_id)
     steps = p.drop_duplicates("t").sort_values("t")
-    times = pd.to_datetime(steps["time"], errors="coerce", format="mixed") if "time" in steps else None
+    times = dates_in_order(steps["time"].astype(str)) if "time" in steps and len(steps) else None
     unit = "days" if daily else "steps"
-    if times is not None and times.notna().all() and len(times):
+    if times is not None:
         return f"{times.iloc[0]:%Y-%m-%d} to {times.iloc[-1]:%Y-%m-%d} ({len(steps):,} {unit})"
     return f"steps {int(steps['t'].iloc[0])} to {int(steps['t'].iloc[-1])} ({len(steps):,} {unit})"
 

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from pibench.data_loaders.dates import dates_in_order
 from pibench.reports.figures.results import (
     MIN_ROLLING_STEPS,
     StoredResults,
@@ -21,9 +22,9 @@ from pibench.reports.metrics import rolling_coverage
 
 
 def _time_axis(labels: pd.Series) -> pd.Series:
-    """Step labels as dates when they are dates, else as they are."""
-    parsed = pd.to_datetime(labels, errors="coerce", format="mixed")
-    return parsed if parsed.notna().all() else labels.reset_index(drop=True)
+    """Step labels as dates when they read as dates in their order (:func:`dates_in_order`), else as they are."""
+    dates = dates_in_order(labels.astype(str))
+    return dates if dates is not None else labels.reset_index(drop=True)
 
 
 def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,

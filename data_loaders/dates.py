@@ -1,0 +1,36 @@
+"""A column of date labels read with one format for all of it, never value by value (read value by value,
+01/02/2021 is 2 January in one row while 13/01/2021 is 13 January in the next)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+
+
+def date_readings(labels: pd.Series) -> list[pd.Series]:
+    """The distinct readings of ``labels`` as dates, each with one format for every value: ISO 8601
+    (2021-01-13) if that reads them all, else the format pandas infers from the first label, read month
+    first and day first (one reading where both agree or only one reads); [] if none reads every label."""
+    try:
+        return [pd.to_datetime(labels, format="ISO8601")]
+    except (ValueError, TypeError, OverflowError):
+        pass
+    readings: list[pd.Series] = []
+    for dayfirst in (False, True):
+        try:
+            with warnings.catch_warnings():  # "Parsing dates in %d/%m/%Y format when dayfirst=False": both are read
+                warnings.simplefilter("ignore", UserWarning)
+                reading = pd.to_datetime(labels, dayfirst=dayfirst)
+        except (ValueError, TypeError, OverflowError):
+            continue
+        if not any(reading.equals(other) for other in readings):
+            readings.append(reading)
+    return readings
+
+
+def dates_in_order(labels: pd.Series) -> pd.Series | None:
+    """``labels`` of steps stored in time order, as dates: the one reading of :func:`date_readings` that
+    does not decrease; None if no reading or more than one does (then they are labels, not dates)."""
+    ordered = [r for r in date_readings(labels) if r.is_monotonic_increasing]
+    return ordered[0] if len(ordered) == 1 else None
