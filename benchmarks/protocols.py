@@ -90,6 +90,16 @@ def series_schedule(
     return SeriesSchedule(window=window, stop=stop, fit_steps=tuple(range(problem.test_start, stop, every)))
 
 
+def _of_shape(interval: Interval, shape: tuple[int, ...], method: IntervalMethod, asked: str) -> Interval:
+    """``interval`` if its arrays have the targets' ``shape``; else a ValueError naming the method, before a
+    wrong shape is stacked with the other answers."""
+    if interval.lower.shape != shape:
+        raise ValueError(f"method {method.name!r} returned intervals of shape {interval.lower.shape} for {asked}, "
+                         f"whose targets have shape {shape}: predict_interval must answer every row of X (steps "
+                         "or sequences) and every series or horizon, one value each.")
+    return interval
+
+
 def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> ProtocolOutput:
     """Offline (fit once) or online (refit every ``retrain_every`` steps on the last ``window``).
 
@@ -110,15 +120,14 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
         tic = time.perf_counter()
         steps = schedule.served_steps(i)
         if method.serves_spans:  # no online state: every step of this fit in one call
-            intervals.append(method.predict_interval(problem.X[steps.start : steps.stop]))
-            if intervals[-1].lower.shape[0] != len(steps):
-                raise ValueError(f"method {method.name!r} serves spans (serves_spans = True) but answered "
-                                 f"{intervals[-1].lower.shape[0]} step(s) for {len(steps)}: predict_interval must "
-                                 "answer every row of X.")
+            intervals.append(_of_shape(method.predict_interval(problem.X[steps.start : steps.stop]),
+                                       problem.y[steps.start : steps.stop].shape, method,
+                                       f"a span of {len(steps)} steps (serves_spans = True)"))
         else:
             method.anticipate(problem.X[steps.start : steps.stop])
             for t in steps:
-                intervals.append(method.predict_interval(problem.X[t : t + 1]))
+                intervals.append(_of_shape(method.predict_interval(problem.X[t : t + 1]), problem.y[t : t + 1].shape,
+                                           method, "one step"))
                 method.update(problem.y[t : t + 1])
         predict_s += time.perf_counter() - tic
 
@@ -138,13 +147,8 @@ def run_set(problem: SetProblem, method: IntervalMethod) -> ProtocolOutput:
     method.fit(problem.train, problem.calibration)
     fit_s = time.perf_counter() - tic
     tic = time.perf_counter()
-    iv = method.predict_interval(problem.test.x)
+    iv = _of_shape(method.predict_interval(problem.test.x), problem.test.y.shape, method, "the test sequences")
     predict_s = time.perf_counter() - tic
-    if iv.lower.shape != problem.test.y.shape:
-        raise ValueError(
-            f"method {method.name!r} returned intervals of shape {iv.lower.shape} for test targets "
-            f"of shape {problem.test.y.shape}."
-        )
     return ProtocolOutput(
         y=problem.test.y, lower=iv.lower, upper=iv.upper, point=iv.point,
         fit_seconds=fit_s, predict_seconds=predict_s, n_fits=1,

@@ -45,7 +45,7 @@ import numpy as np
 
 from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.data_loaders.validation import check_alpha
-from pibench.methods.code_identity import SNAPSHOT_ATTRIBUTE, take_snapshot
+from pibench.methods.code_identity import SNAPSHOT_ATTRIBUTE, is_pibench_class, take_snapshot
 from pibench.methods.param_checks import check_types
 
 
@@ -218,6 +218,9 @@ def register(cls: M) -> M:
     """
     if not cls.name:
         raise ValueError(f"{cls.__qualname__} must set a non-empty class attribute `name`.")
+    if not is_pibench_class(cls):  # pibench's names first: a clash with one is refused here, not by a later run
+        from pibench.methods.catalog import import_builtin_methods
+        import_builtin_methods()
     existing = _REGISTRY.get(cls.name)
     if existing is not None and existing is not cls:
         where = f"{existing.__module__}.{existing.__qualname__}"

@@ -21,7 +21,8 @@ ENTRY_POINT_GROUP = "pibench.methods"
 
 
 @functools.cache
-def _import_builtin_modules() -> None:
+def import_builtin_methods() -> None:
+    """Import pibench's own method modules (registering their classes); a no-op once they are."""
     for info in pkgutil.walk_packages(methods.__path__, prefix=f"{methods.__name__}."):
         if info.name != __name__:
             importlib.import_module(info.name)
@@ -45,7 +46,7 @@ def _load_plugins() -> None:
 
 def available_methods() -> dict[str, type[IntervalMethod]]:
     """All methods by name (built-in and entry-point plugins), sorted."""
-    _import_builtin_modules()
+    import_builtin_methods()
     _load_plugins()
     return dict(sorted(registered_methods().items()))
 

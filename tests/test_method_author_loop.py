@@ -636,3 +636,25 @@ def test_a_stale_helper_of_a_class_without_a_file_stops_the_run_with_the_fix(plu
     ''')
     out = python(cell, plugin_project).strip().splitlines()[-1]
     assert out.startswith("SetupError") and "my_helpers.py changed on disk" in out and "restart Python" in out
+
+
+def test_a_built_in_name_is_refused_at_register_before_anything_else_is_loaded(tmp_path):
+    """In a fresh process nothing has imported pibench's methods yet: the clash is still refused where the
+    class is registered (it was accepted, and then every run failed on the built-in suite file)."""
+    script = textwrap.dedent('''
+        import sys
+        from pibench import IntervalMethod, register
+        loaded = "pibench.methods.autoreg" in sys.modules
+        try:
+            @register
+            class Mine(IntervalMethod):
+                name = "autoreg"
+                def fit(self, data, calibration=None):
+                    return self
+                def predict_interval(self, X):
+                    return None
+        except ValueError as exc:
+            print(loaded, exc)
+    ''')
+    out = python(script, tmp_path).strip().splitlines()[-1]
+    assert out.startswith("False method name 'autoreg' is already registered by pibench.methods.autoreg.")

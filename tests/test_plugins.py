@@ -12,6 +12,7 @@ import pibench.methods.base as base
 import pibench.methods.catalog as catalog
 from pibench.benchmarks.protocols import run_series
 from pibench.data_loaders.synthetic import ar_problem
+from pibench.methods.base import Interval, IntervalMethod
 
 PLUGIN = '''
 import numpy as np
@@ -92,3 +93,31 @@ def test_a_plugin_distribution_is_listed_and_runs(tmp_path):
                           env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "| last_value |" in done.stdout
+
+
+class _Shaped(IntervalMethod):
+    """Answers every call with arrays of ``shape``: a plugin's bug the protocol names at the first answer."""
+
+    name = "shaped_for_test"
+    serves_spans = False
+
+    def __init__(self, alpha: float = 0.1, random_state: int = 0, shape: tuple = (1, 1)):
+        super().__init__(alpha=alpha, random_state=random_state)
+        self.shape = shape
+
+    def fit(self, data, calibration=None):
+        return self
+
+    def predict_interval(self, X):
+        return Interval(np.full(self.shape, -1.0), np.full(self.shape, 1.0), np.zeros(self.shape))
+
+
+@pytest.mark.parametrize("shape", [(1,), (3, 7), (1, 2)])
+def test_answers_of_the_wrong_shape_stop_the_protocol_naming_the_method(shape):
+    problem = ar_problem(n_train=200, n_test=50, seed=0)  # one series: a step's targets are (1, 1)
+    with pytest.raises(ValueError, match=rf"method 'shaped_for_test' returned intervals of shape "
+                                         rf"\({shape[0]},{' ' + str(shape[1]) if len(shape) > 1 else ''}\) "
+                                         r"for one step, whose targets have shape \(1, 1\)"):
+        run_series(problem, _Shaped(shape=shape), kind="online", window=100, retrain_every=25)
+    out = run_series(problem, _Shaped(shape=(1, 1)), kind="online", window=100, retrain_every=25)
+    assert out.lower.shape == (50, 1)

@@ -65,7 +65,8 @@ def test_a_span_answer_must_cover_the_span():
             return super().predict_interval(X[:1])
 
     problem = expar_problem(n_train=200, n_test=50, n_lags=2, seed=1)
-    with pytest.raises(ValueError, match="serves spans .* answered 1 step"):
+    with pytest.raises(ValueError, match=r"shape \(1, 1\) for a span of 50 steps \(serves_spans = True\), whose "
+                                         r"targets have shape \(50, 1\)"):
         run_series(problem, _Short(), kind="offline")
 
 
