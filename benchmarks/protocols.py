@@ -91,12 +91,20 @@ def series_schedule(
 
 
 def _of_shape(interval: Interval, shape: tuple[int, ...], method: IntervalMethod, asked: str) -> Interval:
-    """``interval`` if its arrays have the targets' ``shape``; else a ValueError naming the method, before a
-    wrong shape is stacked with the other answers."""
+    """``interval`` if its arrays have the targets' ``shape`` and no lower bound above its upper one (unless the
+    method ``may_cross``); else a ValueError naming the method, before the answer is stacked with the others."""
     if interval.lower.shape != shape:
         raise ValueError(f"method {method.name!r} returned intervals of shape {interval.lower.shape} for {asked}, "
                          f"whose targets have shape {shape}: predict_interval must answer every row of X (steps "
                          "or sequences) and every series or horizon, one value each.")
+    crossed = interval.lower > interval.upper
+    if crossed.any() and not method.may_cross:
+        where = tuple(int(i) for i in np.argwhere(crossed)[0])
+        raise ValueError(f"method {method.name!r} returned lower > upper for {asked} at {int(crossed.sum())} of "
+                         f"{crossed.size} point(s) (at index {where}: {interval.lower[where]:.6g} > "
+                         f"{interval.upper[where]:.6g}): swap the bounds, or, where crossing is an outcome of the "
+                         "method (quantiles estimated apart), set may_cross = True on its class and count it in "
+                         "its diagnostics.")
     return interval
 
 

@@ -26,6 +26,12 @@ only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
 
 A method that serves both shapes says ``shape = "any"`` (the oracle).
 
+Every answer is checked as it comes: its arrays have the shape of the targets
+asked for, and no lower bound lies above its upper one (an empty interval is
+lower == upper == point), unless the class sets ``may_cross = True`` (quantiles
+estimated apart: MQ-RNN, AgACI's aggregated bounds), where crossing is an outcome
+its diagnostics count.
+
 A new method is one module anywhere under ``methods/``: subclass, decorate with
 :func:`register`, done (:mod:`pibench.methods.catalog` imports every module of the
 package). Other packages add methods through the ``pibench.methods`` entry-point group.
@@ -93,6 +99,9 @@ class IntervalMethod(ABC):
     #: state). The protocol then asks for all the steps of a fit at once: one batched pass instead of m (PA's
     #: Jacobians; on a GPU, m host round trips fewer).
     serves_spans: ClassVar[bool] = False
+    #: lower > upper is an outcome of the method (quantiles fitted or aggregated apart: MQ-RNN, AgACI), which
+    #: counts it in its diagnostics; for any other method the protocol stops at a crossed interval (a bug).
+    may_cross: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """Snapshot the source of the module that defines the new class, now, while it is the code being

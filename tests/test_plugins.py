@@ -121,3 +121,24 @@ def test_answers_of_the_wrong_shape_stop_the_protocol_naming_the_method(shape):
         run_series(problem, _Shaped(shape=shape), kind="online", window=100, retrain_every=25)
     out = run_series(problem, _Shaped(shape=(1, 1)), kind="online", window=100, retrain_every=25)
     assert out.lower.shape == (50, 1)
+
+
+class _Swapped(_Shaped):
+    """Upper and lower swapped at every step."""
+
+    def predict_interval(self, X):
+        iv = super().predict_interval(X)
+        return Interval(iv.upper, iv.lower, iv.point)
+
+
+def test_a_crossed_interval_stops_the_protocol_unless_the_method_may_cross():
+    problem = ar_problem(n_train=200, n_test=50, seed=0)
+    with pytest.raises(ValueError, match=r"'shaped_for_test' returned lower > upper for one step at 1 of 1 point"
+                                         r"\(s\) \(at index \(0, 0\): 1 > -1\): swap the bounds"):
+        run_series(problem, _Swapped(), kind="online", window=100, retrain_every=25)
+
+    class _Crossing(_Swapped):
+        may_cross = True
+
+    out = run_series(problem, _Crossing(), kind="online", window=100, retrain_every=25)
+    assert (out.lower > out.upper).all()
