@@ -24,7 +24,8 @@ and the uncertainty within each seed together (:func:`seed_replicates`).
 
 Infinite bounds (ACI with alpha_t <= 0) are capped as in every table
 (:func:`~pibench.reports.metrics.cap_bounds`), so lengths and scores, and their CIs,
-stay finite. Bootstrap draws are seeded by the task id: the numbers repeat exactly.
+stay finite. Bootstrap draws are seeded by the task's configuration (not its code version): the numbers
+repeat exactly, and the same predictions give the same CIs under any pibench version.
 """
 
 from __future__ import annotations

@@ -242,3 +242,20 @@ def test_the_comparison_figure_and_the_tradeoff_bars(stats_store):
     bars = [c for c in fig.axes[0].collections if c.__class__.__name__ == "LineCollection"]
     assert bars  # the CI bars of each point
     close(fig)
+
+
+def test_a_tasks_cis_do_not_depend_on_the_code_version_that_ran_it(stats_store):
+    """The same predictions under another code version (so another task id) give the same bootstrap draws:
+    a table of unchanged numbers does not move with every commit."""
+    from pibench.reports.statistics import record_statistics
+
+    results, _ = stats_store
+    record = next(r for r in results.records if r["dataset"] == "ar" and r["status"] == "ok")
+    frame = results.predictions(record["task_id"])
+    other = {**record, "task_id": "0" * 20, "code_version": "0.0.0+src.other",
+             "identity": {**record["identity"], "code": "0.0.0+src.other"}}
+    first = record_statistics(record, lambda _: frame)
+    second = record_statistics(other, lambda _: frame)
+    np.testing.assert_array_equal(first.draws, second.draws)
+    changed = {**record, "config": {**record["config"], "seed": record["config"]["seed"] + 1}}
+    assert not np.array_equal(record_statistics(changed, lambda _: frame).draws, first.draws)
