@@ -43,7 +43,7 @@ import inspect
 import sys
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar
 
@@ -214,6 +214,11 @@ _REGISTRY: dict[str, type[IntervalMethod]] = {}
 M = TypeVar("M", bound=type[IntervalMethod])
 
 
+#: Called before a class from outside pibench is registered: the ``pibench`` package adds the import of the
+#: built-in methods, so that their names are taken first (this module cannot import the catalog above it).
+BEFORE_OUTSIDE_REGISTRATION: list[Callable[[], None]] = []
+
+
 class MethodReplaced(UserWarning):
     """A method name was registered again by the same qualified class: a reload or a re-run notebook cell."""
 
@@ -228,8 +233,8 @@ def register(cls: M) -> M:
     if not cls.name:
         raise ValueError(f"{cls.__qualname__} must set a non-empty class attribute `name`.")
     if not is_pibench_class(cls):  # pibench's names first: a clash with one is refused here, not by a later run
-        from pibench.methods.catalog import import_builtin_methods
-        import_builtin_methods()
+        for hook in BEFORE_OUTSIDE_REGISTRATION:
+            hook()
     existing = _REGISTRY.get(cls.name)
     if existing is not None and existing is not cls:
         where = f"{existing.__module__}.{existing.__qualname__}"

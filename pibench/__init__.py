@@ -16,7 +16,17 @@ methods and the ``IntervalMethod`` contract), :mod:`pibench.data_loaders`,
 from pibench.api import Results, RunNote, TasksFailed, load_results, run
 from pibench.benchmarks.provenance import PIBENCH_VERSION as __version__
 from pibench.data_loaders.problems import SeriesData, SetData
-from pibench.methods.base import Interval, IntervalMethod, NotApplicable, register
+from pibench.methods.base import BEFORE_OUTSIDE_REGISTRATION, Interval, IntervalMethod, NotApplicable, register
+
+
+def _import_builtin_methods() -> None:
+    """pibench's own methods, imported before a class from outside registers (their names are taken first)."""
+    from pibench.methods.catalog import import_builtin_methods
+
+    import_builtin_methods()
+
+
+BEFORE_OUTSIDE_REGISTRATION.append(_import_builtin_methods)  # every ``pibench.*`` import runs this module first
 
 __all__ = [
     "Interval",
