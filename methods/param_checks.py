@@ -24,11 +24,11 @@ def expected_types(cls: type) -> dict[str, object]:
 
 
 def check_types(method) -> None:
-    """Raise ValueError for the first parameter whose value has the wrong type."""
-    for name, hint in expected_types(type(method)).items():
-        value = getattr(method, name)
-        if not accepts(hint, value):
-            raise ValueError(f"{method.name}: parameter {name}={value!r} must be {describe(hint)}.")
+    """Raise one ValueError naming every parameter whose value has the wrong type."""
+    wrong = [f"{name}={getattr(method, name)!r} must be {describe(hint)}"
+             for name, hint in expected_types(type(method)).items() if not accepts(hint, getattr(method, name))]
+    if wrong:
+        raise ValueError(f"{method.name}: parameter{'s' if len(wrong) > 1 else ''} " + "; ".join(wrong) + ".")
 
 
 def positive_int(name: str, value) -> None:

@@ -84,6 +84,9 @@ CASES = {
     "wrong parameter type": (
         lambda d: 'name = "ar"', 'name = "aci"\nparams = { epochs = "many" }',
         ["method 'aci'", "epochs='many' must be int"]),
+    "several wrong parameter types": (
+        lambda d: 'name = "ar"', 'name = "aci"\nparams = { epochs = "many", gamma = -1, lr = "fast" }',
+        ["method 'aci'", "parameters epochs='many' must be int", "lr='fast' must be"]),
     "parameter out of range": (
         lambda d: 'name = "ar"', 'name = "nexcp"\nparams = { decay = 1.5 }', ["decay=1.5 must lie in (0, 1]"]),
     "window too short for the method": (
