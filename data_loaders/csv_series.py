@@ -102,6 +102,22 @@ def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None =
     return frame.iloc[np.argsort(key.to_numpy(), kind="stable")]
 
 
+def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> None:
+    """Without ``time`` the rows are the steps in file order: a ValueError if another column of dates runs
+    backwards down the file (newest first, as many downloads are), which would forecast the past."""
+    for name in frame.columns:
+        column = frame[name]
+        if name in used or len(column) < 2 or pd.api.types.is_numeric_dtype(column) or column.isna().any():
+            continue
+        readings = date_readings(column.astype(str))
+        if readings and all((r.diff().iloc[1:] < pd.Timedelta(0)).all() for r in readings):
+            raise ValueError(
+                f"{path}: the column {name!r} holds dates newest first ({column.iloc[0]!r} in the first row, "
+                f"{column.iloc[-1]!r} in the last), and without time the rows are taken in file order, so the "
+                f"series would run backwards; give time = {name!r} in the dataset's params (a suite file) to order "
+                "the rows by it, or reverse the file.")
+
+
 def _check_roles(target: str, features: list[str], time: str | None, path: Path) -> None:
     """Each column plays one part: the target is no feature, and the time column neither target nor feature."""
     if target in features:
@@ -147,6 +163,8 @@ def csv_problem(
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
     if time:
         frame = _order(frame, time, path, time_format)
+    else:
+        _check_not_backwards(frame, [target, *features], path)
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():

@@ -211,6 +211,18 @@ def test_csv_dates_that_read_both_ways_ask_for_their_format(tmp_path: Path) -> N
     np.testing.assert_array_equal(p.y[:, 0], order[1:])  # y = the file row of each date, in date order
 
 
+def test_csv_rows_newest_first_without_time_are_an_error(tmp_path: Path) -> None:
+    days = pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d")[::-1]  # a download, newest first
+    path = _write(tmp_path / "n.csv", "date,y\n" + "".join(f"{d},{400 - i}\n" for i, d in enumerate(days)))
+    with pytest.raises(ValueError, match=r"'date' holds dates newest first \('2021-02-03' in the first row, "
+                                         r"'2020-01-01' in the last\).*give time = 'date'"):
+        csv_problem(path=path, target="y")
+    p = csv_problem(path=path, target="y", time="date", lags=1)
+    np.testing.assert_array_equal(p.y[:, 0], np.arange(2, 401))
+    oldest_first = _write(tmp_path / "o.csv", "date,y\n" + "".join(f"{d},{i}\n" for i, d in enumerate(days[::-1])))
+    assert csv_problem(path=oldest_first, target="y", lags=1).n_test == 100
+
+
 @pytest.mark.parametrize("dates, time_format, message", [
     (["2021-01-01", "2 Jan 2021"], None, "written in more than one format"),
     (["01/02/2021", "2021-01-03"], "%d/%m/%Y", "time_format '%d/%m/%Y' does not read"),
