@@ -10,7 +10,8 @@ How the rows become a problem (also in the README, "Your own series"):
   column's order, and one that reads both ways in different orders (01/02/2021:
   2 January or 1 February) is an error asking for ``time_format`` (e.g.
   "%d/%m/%Y"). Text that is neither numbers nor dates, dates in several formats,
-  missing or repeated times are errors.
+  missing or repeated times are errors; without ``time``, so is another column of
+  dates newest first (the file's order would run backwards).
 * inputs X at row r: the ``features`` columns of row r (known before the target
   is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
   (default 5; ``lags = 0`` for none). Lags and features combine.
