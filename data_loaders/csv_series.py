@@ -170,9 +170,12 @@ def csv_problem(
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():
         rows = values.index[bad][:5].tolist()  # rows of the file (the time sort keeps the index)
+        dated = [c for c in (target, *features) if values[c].isna().all() and date_readings(frame[c].astype(str))]
+        hint = (f" {dated[0]!r} holds dates: give it as time, and numbers as the target and features."
+                if dated else "")
         raise ValueError(
             f"{path}: {int(bad.sum())} row(s) have a missing, non-numeric or infinite value in "
-            f"{[target, *features]} (first rows {rows}); clean or drop them."
+            f"{[target, *features]} (first rows {rows}); clean or drop them.{hint}"
         )
     check_magnitude(values.to_numpy(float), [target, *features], path)
     n_rows = len(frame)

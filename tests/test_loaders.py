@@ -211,6 +211,13 @@ def test_csv_dates_that_read_both_ways_ask_for_their_format(tmp_path: Path) -> N
     np.testing.assert_array_equal(p.y[:, 0], order[1:])  # y = the file row of each date, in date order
 
 
+def test_csv_dates_as_the_target_say_to_give_them_as_time(tmp_path: Path) -> None:
+    path = _days_file(tmp_path, "%Y-%m-%d")
+    with pytest.raises(ValueError, match=r"first rows \[0, 1, 2, 3, 4\]\); clean or drop them. 'date' holds dates: "
+                                         "give it as time"):
+        csv_problem(path=path, target="date")
+
+
 def test_csv_rows_newest_first_without_time_are_an_error(tmp_path: Path) -> None:
     days = pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d")[::-1]  # a download, newest first
     path = _write(tmp_path / "n.csv", "date,y\n" + "".join(f"{d},{400 - i}\n" for i, d in enumerate(days)))
