@@ -1,4 +1,5 @@
-"""Which methods exist: every module under ``methods/`` plus the ``pibench.methods`` entry points.
+"""Which methods exist: every module under ``methods/`` plus the ``pibench.methods`` entry points, and the
+Python files a user names (``--plugin``).
 
 Built-in methods register themselves (``@register``) when their module is
 imported; this catalog imports every module of the ``methods`` package once, so a
@@ -12,7 +13,10 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import sys
 from importlib.metadata import entry_points
+from pathlib import Path
+from types import ModuleType
 
 import pibench.methods as methods
 from pibench.methods.base import IntervalMethod, register, registered_methods
@@ -42,6 +46,33 @@ def _load_plugins() -> None:
         if cls.name != ep.name:
             raise ValueError(f"entry point {ep.name!r} points to a method named {cls.name!r}; make the two agree.")
         register(cls)
+
+
+def import_method_file(path: str | Path) -> ModuleType:
+    """Import a Python file of the user's that defines and registers methods (``pibench run --plugin
+    my_method.py``), as the module named by its stem with its folder first on ``sys.path`` (so the helpers
+    beside it import too); a file imported already is not imported again. ValueError with the fix."""
+    path = Path(path)
+    if path.suffix != ".py" or not path.is_file():
+        raise ValueError(f"--plugin {path}: no such Python file; give the path of a .py file that defines and "
+                         "registers your method (@register).")
+    name = path.stem
+    if not name.isidentifier():
+        raise ValueError(f"--plugin {path}: {name!r} cannot be a module name; rename the file (letters, digits, _).")
+    loaded = sys.modules.get(name)
+    if loaded is not None:
+        if Path(str(getattr(loaded, "__file__", ""))).resolve() == path.resolve():
+            return loaded
+        raise ValueError(f"--plugin {path}: a module named {name!r} is imported already (from "
+                         f"{getattr(loaded, '__file__', None) or 'a built-in'}); rename your file.")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(name)
+    except Exception as exc:
+        raise ValueError(f"--plugin {path}: importing it failed ({type(exc).__name__}: {exc}); fix the file and "
+                         "run again.") from None
 
 
 def available_methods() -> dict[str, type[IntervalMethod]]:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_RESULTS = "results"
+PLUGIN_HELP = "Python files of yours that define and register methods (@register), imported first"
 
 
 def positive_int(text: str) -> int:
@@ -20,10 +21,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _import_plugins(args: argparse.Namespace) -> None:
+    from pibench.methods.catalog import import_method_file
+
+    for path in args.plugin or []:
+        import_method_file(path)
+
+
 def _run(args: argparse.Namespace) -> int:
     from pibench.api import run, suite_tasks
     from pibench.reports.summary import conditional_table, markdown_table
 
+    _import_plugins(args)
     suite, tasks = suite_tasks(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds,
                                quick=args.quick, alpha=args.alpha)
     print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
@@ -144,6 +153,7 @@ def _list(args: argparse.Namespace) -> int:
     from pibench.data_loaders.registry import DATASETS
     from pibench.methods.catalog import available_methods
 
+    _import_plugins(args)
     print("methods:")
     for name, cls in available_methods().items():
         doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
@@ -175,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="run a suite (default: built-in synthetic data, no download)")
     run.add_argument("--suite", default=None, help="built-in suite name or TOML file (default: 'default')")
     run.add_argument("--methods", nargs="+", help="keep only these methods (names from `pibench list`)")
+    run.add_argument("--plugin", nargs="+", metavar="FILE.py", help=PLUGIN_HELP)
     run.add_argument("--datasets", nargs="+", help="keep only these datasets; csv:PATH:TARGET adds your own")
     run.add_argument("--seeds", nargs="+", type=int, help="replicate seeds (default: the suite's)")
     run.add_argument("--alpha", nargs="+", type=float, metavar="LEVEL",
@@ -216,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.set_defaults(func=_plot)
 
     lst = sub.add_parser("list", help="list methods, datasets and suites")
+    lst.add_argument("--plugin", nargs="+", metavar="FILE.py", help=PLUGIN_HELP)
     lst.set_defaults(func=_list)
 
     data = sub.add_parser("data", help="dataset files")

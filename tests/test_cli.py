@@ -100,3 +100,61 @@ def test_missing_fesp_file_says_how_to_get_it_before_any_work(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "dataset 'fesp'" in err and "pibench data fetch fesp" in err
     assert not (tmp_path / "r").exists()  # nothing written, no failed record left behind
+
+
+PLUGIN_FILE = '''
+import numpy as np
+from pibench import Interval, IntervalMethod, register
+from cli_width import widen
+
+
+@register
+class LastPlusMinus(IntervalMethod):
+    """Last value +/- a width from the helper beside this file."""
+    name = "cli_last_pm"
+
+    def fit(self, data, calibration=None):
+        self.last_ = data.y[-1]
+        return self
+
+    def predict_interval(self, X):
+        point = self.last_[None, :]
+        return Interval(point - widen(), point + widen(), point)
+
+    def update(self, y):
+        self.last_ = y[-1]
+'''
+
+
+def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, monkeypatch):
+    """``--plugin FILE.py`` imports the file (its helpers beside it) before the run; an edit of the helper is
+    new code; a missing or broken file is one line."""
+    import sys
+
+    import pibench.methods.base as base
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "cli_plugin.py").write_text(PLUGIN_FILE)
+    (tmp_path / "cli_width.py").write_text("def widen():\n    return 1.0\n")
+    argv = ["run", "--plugin", str(tmp_path / "cli_plugin.py"), "--methods", "cli_last_pm", "--quick", "-j", "2",
+            "--results-dir", str(tmp_path / "r"), "--no-progress"]
+    try:
+        assert main(["list", "--plugin", str(tmp_path / "cli_plugin.py")]) == 0
+        assert "cli_last_pm" in capsys.readouterr().out
+        assert main(argv) == 0
+        assert "ran 1, skipped 0" in capsys.readouterr().out
+        first = pd.read_csv(tmp_path / "r" / "summary.csv")["mean_length"].item()
+        (tmp_path / "cli_width.py").write_text("def widen():\n    return 2.0  # edited\n")
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert "ran again" in out and "plugin source changed: cli_width.py" in out
+        assert pd.read_csv(tmp_path / "r" / "summary.csv")["mean_length"].item() == pytest.approx(2 * first)
+    finally:
+        base._REGISTRY.pop("cli_last_pm", None)
+        for name in ("cli_plugin", "cli_width"):
+            sys.modules.pop(name, None)
+    (tmp_path / "broken.py").write_text("raise RuntimeError('half written')\n")
+    for path, message in ((tmp_path / "none.py", "no such Python file"),
+                          (tmp_path / "broken.py", "importing it failed (RuntimeError: half written)")):
+        assert main(["run", "--plugin", str(path), "--results-dir", str(tmp_path / "r")]) == 2
+        assert message in capsys.readouterr().err
