@@ -46,7 +46,7 @@ from pibench.data_loaders.oracle import oracle_test_lengths
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.volatility import volatility_of_test_steps
 from pibench.methods.base import IntervalMethod
-from pibench.methods.code_identity import method_code_identity
+from pibench.methods.code_identity import source_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
 from pibench.reports.metrics import DERIVED_FIELDS, default_cap, metrics_from_predictions
@@ -128,10 +128,11 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         if record["code_version"] != identity["code"]:
             raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
                                f"with {identity['code']}: every worker must run the same checkout.")
-        runs = method_code_identity(type(method) if method is not None else task_method_class(task))
-        if runs != identity.get("plugin", {}):  # never one code's numbers under another's name
+        runs = source_identity(type(method) if method is not None else task_method_class(task))
+        prepared = {k: v for k, v in identity.get("plugin", {}).items() if ":" not in k}  # the files part
+        if runs != prepared:  # never one code's numbers under another's name
             raise RuntimeError(f"this worker would run other code for method {c['method']['name']!r} ({runs}) than "
-                               f"the run was prepared with ({identity.get('plugin', {})}).")
+                               f"the run was prepared with ({prepared}).")
         record["device"], record["generator"] = describe_device(device), generator_family(device)
         with task_runtime(threads, device):
             problem, _, record["data_files"] = task_problem(task, data_dir)

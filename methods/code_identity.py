@@ -14,18 +14,29 @@ checkout or install). A method defined elsewhere is named by two things:
   then, which is how an edit after the import got the old code's numbers stored
   under the new code's name; a changed file is imported again before a run
   (:func:`reload_if_stale`);
-* a digest of each of its classes' own code, taken whenever a run asks
-  (:func:`method_code_identity`): bytecode, constants and names of its functions,
-  their defaults and closures, and the globals they read (functions and classes of
-  the same module recursively, other values by a canonical repr). So a second class
-  of the same name in one script, a global a loop sets between runs, or a helper
-  cell edited and run again without the class's cell is new code. It is all that
-  names a class with no source file (a notebook cell, ``python -c``).
+* a digest of each of its classes' own code, taken when a run is prepared
+  (:func:`method_code_identity`; the class then travels to the workers by value,
+  which check its files, :func:`source_identity`): bytecode, constants and names of
+  its functions, their defaults and closures, its bases, and the globals they load
+  (functions and classes of the same module recursively; immutable plain values,
+  numbers, strings and tuples of them, as they are; any other object, such as a
+  cache the method fills or a logger, by its type only, so state that changes as
+  the method runs never changes its name). So a second class of the same name in
+  one script, a global a loop sets between runs, or a helper cell edited and run
+  again without the class's cell is new code. It is all that names a class with no
+  source file (a notebook cell, ``python -c``). What it cannot see: the contents of
+  a mutable global (a dict or an array of settings edited in place; put settings in
+  parameters or plain globals), and code reached only through such objects.
+
+A changed helper file is imported again in the order the helpers import each other.
 """
 
 from __future__ import annotations
 
+import dis
+import enum
 import functools
+import graphlib
 import hashlib
 import importlib
 import importlib.util
@@ -94,10 +105,20 @@ def canonical_repr(value: object) -> str:
     return _ADDRESS.sub("", repr(value))
 
 
+def _plain(value: object) -> bool:
+    """Immutable plain data, which a digest reads as it is (``WIDTH = 2.0``, a tuple of levels): numbers,
+    strings, bytes, None, enum members, and tuples and frozensets of them."""
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, enum.Enum)):
+        return True
+    return isinstance(value, (tuple, frozenset)) and all(_plain(v) for v in value)
+
+
 class _CodeDigest:
     """Feeds a hash with what defines a class, function or code object (module docstring), following the
     functions and classes of ``module`` that the code reads, each once; ``other_modules`` collects the
-    modules whose functions, classes or selves it reads, which are named, not read."""
+    modules whose functions, classes or selves it reads, which are named, not read. A value that is not
+    :func:`_plain` (a dict a method fills as a cache, a logger, an array) is named by its type only: state
+    the method changes as it runs, or a repr that differs between processes, never changes the digest."""
 
     def __init__(self, module: str):
         self.module = module
@@ -116,10 +137,14 @@ class _CodeDigest:
                 return
             self.seen.add(id(obj))
             self._code(obj.__code__)
-            self.h.update(canonical_repr((obj.__defaults__, obj.__kwdefaults__)).encode())
+            for value in obj.__defaults__ or ():
+                self._global(value)
+            for key, value in sorted((obj.__kwdefaults__ or {}).items()):
+                self.h.update(key.encode() + b"=")
+                self._global(value)
             for cell in obj.__closure__ or ():  # a decorated function's wrapped function, its arguments
                 try:
-                    self.add(cell.cell_contents)
+                    self._global(cell.cell_contents)
                 except ValueError:  # an empty cell
                     pass
             for name in self._names(obj.__code__):
@@ -131,15 +156,26 @@ class _CodeDigest:
                 return
             self.seen.add(id(obj))
             self.h.update(obj.__qualname__.encode())
+            for base in obj.__bases__:  # a method class of its own is digested under its own key
+                self.h.update(b"base ")
+                if SNAPSHOT_ATTRIBUTE in vars(base) and not is_pibench_class(base):
+                    self.h.update(f"{base.__module__}.{base.__qualname__}".encode())
+                else:
+                    self._global(base)
             for name in sorted(vars(obj)):
                 value = vars(obj)[name]
                 if name == SNAPSHOT_ATTRIBUTE or name.startswith("_abc_") or (
                         name.startswith("__") and name.endswith("__") and not _is_code(value)):
                     continue  # bookkeeping (__dict__, __module__, __abstractmethods__, ...) a copy may lack
                 self.h.update(name.encode() + b"=")
-                self.add(value)
-        else:
+                if _is_code(value):
+                    self.add(value)
+                else:
+                    self._global(value)
+        elif _plain(obj):
             self.h.update(canonical_repr(obj).encode())
+        else:
+            self.h.update(f"<{type(obj).__module__}.{type(obj).__qualname__}>".encode())
 
     def _code(self, code: types.CodeType) -> None:
         self.h.update(code.co_code + canonical_repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
@@ -150,7 +186,9 @@ class _CodeDigest:
                 self.h.update(canonical_repr(const).encode())
 
     def _names(self, code: types.CodeType) -> list[str]:
-        names = list(code.co_names)
+        """The global names the code loads (not ``co_names``, which also holds attribute names: ``data.y``
+        must not make a global ``y`` part of the method)."""
+        names = [i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 names += self._names(const)
@@ -260,7 +298,10 @@ def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
     if is_pibench_class(cls):
         return ()
     files = _package_files(cls.__module__) if _defined_in_its_module_file(cls) else []
-    files += [(name, str(sys.modules[name].__file__)) for name in _helper_modules(cls)]
+    try:
+        files += [(name, str(sys.modules[name].__file__)) for name in _helper_modules(cls)]
+    except Exception:  # a class pibench cannot read is named by its own files and code
+        pass
     snaps = []
     for name, path in sorted(set(files)):
         try:
@@ -292,11 +333,18 @@ def _own_classes(cls: type) -> list[type]:
     return [k for k in reversed(cls.__mro__) if SNAPSHOT_ATTRIBUTE in vars(k) and not is_pibench_class(k)]
 
 
+def source_identity(cls: type) -> dict[str, str]:
+    """{module: sha256 prefix of its file as loaded}: the source files part of :func:`method_code_identity`,
+    what a worker checks (the classes' own code is digested where a run is prepared, and travels from there
+    with the class)."""
+    return {s.key: s.sha256[:12] for s in snapshots(cls)}
+
+
 def method_code_identity(cls: type) -> dict[str, str]:
-    """{module: sha256 prefix of its file as loaded} and {module:class: "code:" + digest prefix of the class's
-    code now} of the code outside pibench that ``cls`` runs (module doc); {} for a pibench method."""
-    files = {s.key: s.sha256[:12] for s in snapshots(cls)}
-    return files | {f"{k.__module__}:{k.__qualname__}": "code:" + class_code_digest(k)[:12] for k in _own_classes(cls)}
+    """:func:`source_identity` and {module:class: "code:" + digest prefix of the class's code now} of the code
+    outside pibench that ``cls`` runs (module doc); {} for a pibench method."""
+    return source_identity(cls) | {f"{k.__module__}:{k.__qualname__}": "code:" + class_code_digest(k)[:12]
+                                   for k in _own_classes(cls)}
 
 
 def describe_change(before: dict[str, str] | None, after: dict[str, str] | None) -> str | None:
@@ -320,6 +368,18 @@ def display_name(key: str) -> str:
     return "__main__ (the running script or notebook)" if module == "__main__" else module.replace(".", "/") + ".py"
 
 
+def _dependency_order(modules: list[str]) -> list[str]:
+    """``modules`` with each after those of them it refers to (a helper that imports a function of another is
+    imported again after it, so it takes the new function); sorted where they form a cycle."""
+    names = set(modules)
+    graph = {m: {r for r in map(_module_of, list(vars(sys.modules[m]).values())) if r in names and r != m}
+             for m in modules if m in sys.modules}
+    try:
+        return [m for m in graphlib.TopologicalSorter(graph).static_order()] + [m for m in modules if m not in graph]
+    except graphlib.CycleError:
+        return modules
+
+
 class StaleSourceError(ValueError):
     """A method's source file changed after it was imported, and it could not be reloaded."""
 
@@ -338,13 +398,19 @@ def reload_if_stale(cls: type) -> type | None:
     label = getattr(cls, "name", cls.__qualname__)
     files = {s.module: s.path for s in chain}
     defining = list(dict.fromkeys(k.__module__ for k in _own_classes(cls)))
-    order = sorted(set(files) - set(defining)) + defining
-    for module_name in order:  # a class of a cell or a script would keep reading the helpers it imported before
+    for module_name in defining:  # a class of a cell or a script would keep reading the helpers it imported
         if module_name == "__main__" or module_name not in sys.modules or module_name not in files:
             raise StaleSourceError(
-                f"{names} changed on disk after method {label!r} was loaded, and {module_name} cannot be imported "
-                "again in this process: restart Python (or rerun the notebook) so that the code which runs is "
-                "the code on disk.")
+                f"{names} changed on disk after method {label!r} was defined, and the code that defines it "
+                f"({module_name}) cannot be imported again: import the changed module again (importlib.reload) "
+                "and run the cell or script that defines the method again, or restart Python, so that the code "
+                "which runs is the code on disk.")
+    order = _dependency_order(sorted(set(files) - set(defining))) + defining
+    for module_name in order:
+        if module_name not in sys.modules:
+            raise StaleSourceError(f"{names} changed on disk after method {label!r} was loaded, and {module_name} "
+                                   "is no longer imported: restart Python so that the code which runs is the code "
+                                   "on disk.")
     for module_name in order:
         try:
             Path(importlib.util.cache_from_source(files[module_name])).unlink(missing_ok=True)  # a same-second edit

@@ -217,7 +217,13 @@ def _loaded_plugin_code(records: list[dict]) -> dict[str, dict]:
         known = available_methods()
     except Exception:  # a broken plugin must not stop a report of stored results
         return {}
-    return {name: method_code_identity(known[name]) for name in names if name in known}
+    loaded = {}
+    for name in names & set(known):
+        try:
+            loaded[name] = method_code_identity(known[name])
+        except Exception:  # as above: the stored results are reported all the same
+            continue
+    return loaded
 
 
 def load_results(results_dir: str | Path = "results") -> Results:

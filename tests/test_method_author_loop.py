@@ -658,3 +658,105 @@ def test_a_built_in_name_is_refused_at_register_before_anything_else_is_loaded(t
     ''')
     out = python(script, tmp_path).strip().splitlines()[-1]
     assert out.startswith("False method name 'autoreg' is already registered by pibench.methods.autoreg.")
+
+
+STATEFUL_PLUGIN = '''
+import logging
+import numpy as np
+from pibench import Interval, IntervalMethod, register
+
+log = logging.getLogger(__name__)  # its level differs between the parent (INFO below) and a worker
+_SEEN = {}  # a cache the method fills as it runs
+
+
+@register
+class Stateful(IntervalMethod):
+    name = "stateful"
+
+    def fit(self, data, calibration=None):
+        _SEEN[len(_SEEN)] = float(data.y[-1, 0])
+        log.debug("fit %d", len(_SEEN))
+        self.last_ = data.y[-1]
+        return self
+
+    def predict_interval(self, X):
+        point = self.last_[None, :]
+        return Interval(point - 1.0, point + 1.0, point)
+
+    def update(self, y):
+        self.last_ = y[-1]
+'''
+
+STATEFUL_RUNS = '''
+import json, logging
+import stateful_method
+from pibench import run
+logging.basicConfig(level=logging.INFO)
+out = []
+for jobs in (1, 2, 1):
+    r = run("stateful.toml", seeds=[0, 1], jobs=jobs, results_dir="r", progress=False, errors="ignore")
+    out.append([len(r.run_report.executed), r.run_report.skipped, sorted(x["status"] for x in r.records)])
+print(json.dumps(out))
+'''
+
+
+def test_state_a_method_keeps_in_its_module_neither_fails_its_tasks_nor_reruns_them(plugin_project):
+    """A dict the method fills and a logger whose level differs between processes are objects, not plain
+    values: named by their type in the digest, so neither a second task, a worker, nor a second run sees
+    other code."""
+    (plugin_project / "stateful_method.py").write_text(STATEFUL_PLUGIN)
+    (plugin_project / "stateful.toml").write_text(SUITE.replace("rolling_gauss", "stateful"))
+    out = json.loads(python(STATEFUL_RUNS, plugin_project).strip().splitlines()[-1])
+    assert out == [[2, 0, ["ok", "ok"]], [0, 2, ["ok", "ok"]], [0, 2, ["ok", "ok"]]]
+
+
+def test_attribute_names_are_not_globals_of_the_digest():
+    """``data.y`` loads the attribute y: a notebook global named y is not part of the method."""
+    namespace = {"__name__": "notebook_attr", "IntervalMethod": IntervalMethod, "y": 1.0}
+    exec(compile("class Attr(IntervalMethod):\n    name = 'attr_cell'\n"
+                 "    def fit(self, data, calibration=None):\n        self.last_ = data.y[-1]\n        return self\n"
+                 "    def predict_interval(self, X):\n        return None\n", "<cell>", "exec"), namespace)
+    before = method_code_identity(namespace["Attr"])
+    namespace["y"] = 2.0
+    assert method_code_identity(namespace["Attr"]) == before
+
+
+CHAINED_HELPERS = {"z_utils.py": "def f():\n    return 1.0\n",
+                   "a_helpers.py": "from z_utils import f\n\n\ndef widen(x):\n    return f() * x\n",
+                   "my_methods.py": SIBLING_METHOD.replace("from my_helpers import", "from a_helpers import")}
+
+
+def test_helpers_are_imported_again_in_the_order_they_import_each_other(plugin_project):
+    """my_methods imports a_helpers, which imports z_utils: after an edit of z_utils, a_helpers must be
+    imported again after it (alphabetical order kept the old function: old numbers under the new name)."""
+    for name, text in CHAINED_HELPERS.items():
+        (plugin_project / name).write_text(text)
+    script = (LIVE_EDIT.replace("import mypi.rolling_gauss", "import my_methods, z_utils")
+              .replace("path = mypi.rolling_gauss.__file__", "path = z_utils.__file__")
+              .replace('"WIDTH = 1.0", "WIDTH = 2.0"', '"return 1.0", "return 2.0"'))
+    out = json.loads(python(script, plugin_project, "1").strip().splitlines()[-1])
+    assert out["second"]["mean_length"] == pytest.approx(2 * out["first"]["mean_length"], rel=1e-12)
+    assert {"z_utils", "a_helpers", "my_methods"} <= set(out["first"]["plugin"])
+    assert out["redone"][0].endswith("plugin source changed: z_utils.py")
+
+
+def test_a_mixin_base_or_a_default_from_a_helper_module_names_that_module(plugin_project):
+    (plugin_project / "mixins.py").write_text("class Wide:\n    def half(self):\n        return 2.0\n\n\n"
+                                              "def unit():\n    return 1.0\n")
+    script = textwrap.dedent('''
+        import json
+        import mixins
+        from pibench import IntervalMethod
+        from pibench.methods.code_identity import method_code_identity
+
+        class Mixed(mixins.Wide, IntervalMethod):
+            name = "mixed"
+            def fit(self, data, calibration=None):
+                return self
+            def predict_interval(self, X, scale=mixins.unit):
+                return None
+
+        print(json.dumps(sorted(method_code_identity(Mixed))))
+    ''')
+    keys = json.loads(python(script, plugin_project).strip().splitlines()[-1])
+    assert keys == ["__main__:Mixed", "mixins"]
