@@ -507,49 +507,25 @@ def test_a_class_run_by_exec_in_another_programs_main_is_named_by_its_code():
     assert set(identities[0]) == {"__main__:Shown"} and identities[0] != identities[1]
 
 
-#: a script that defines its method twice (a longer lookback below) and sweeps a global it reads
-SCRIPT_EDITS = '''
+#: a script that defines its method (PLUGIN's, reading the global WIDTH), sweeps WIDTH and defines it again
+SCRIPT_EDITS = PLUGIN + '''
 import json
-import numpy as np
-from pibench import Interval, IntervalMethod, register, run
-
-Z = 1.0
-
-
-@register
-class Band(IntervalMethod):
-    name = "band"
-
-    def __init__(self, alpha: float = 0.1, random_state: int = 0, lookback: int = 30):
-        super().__init__(alpha=alpha, random_state=random_state)
-        self.lookback = lookback
-
-    def fit(self, data, calibration=None):
-        self.history_ = list(data.y[-self.lookback:])
-        return self
-
-    def predict_interval(self, X):
-        recent = np.asarray(self.history_[-self.lookback:])
-        mean, sd = recent.mean(axis=0), recent.std(axis=0)
-        return Interval((mean - Z * sd)[None], (mean + Z * sd)[None], mean[None])
-
-    def update(self, y):
-        self.history_.append(y[-1])
+from pibench import run
 
 
 def row():
-    r = run("band.toml", results_dir="r", progress=False)
+    r = run("suite.toml", results_dir="r", progress=False)
     return {"ran": len(r.run_report.executed), "redone": r.run_report.redone, "length": r.records[0]["mean_length"]}
 
 
 out = {"first": row()}
-Z = 3.0
+WIDTH = 3.0
 out["global"] = row()
 
 
 @register
-class Band(Band):  # noqa: F811  (the same name further down: a longer lookback)
-    name = "band"
+class RollingGauss(RollingGauss):  # noqa: F811  (the same name further down: a longer lookback)
+    name = "rolling_gauss"
 
     def __init__(self, alpha: float = 0.1, random_state: int = 0, lookback: int = 60):
         super().__init__(alpha=alpha, random_state=random_state, lookback=lookback)
@@ -565,15 +541,14 @@ def test_a_global_set_between_runs_or_a_class_redefined_in_a_script_is_new_code(
     """A script's file is the same for every run in it: the class's own code, taken when each run starts
     (the globals it reads, its defaults), names what runs."""
     (plugin_project / "script.py").write_text(SCRIPT_EDITS)
-    (plugin_project / "band.toml").write_text(SUITE.replace("rolling_gauss", "band"))
     done = subprocess.run([sys.executable, "script.py"], cwd=plugin_project, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "PYTHONPATH": str(plugin_project)})
     assert done.returncode == 0, done.stderr[-3000:]
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["first"]["ran"] == 1
-    # Z = 3.0: every half-width is 3 times the first run's
+    # WIDTH = 3.0: every half-width is 3 times the first run's
     assert out["global"]["ran"] == 1 and out["global"]["length"] == pytest.approx(3 * out["first"]["length"], rel=1e-12)
-    assert out["global"]["redone"][0].endswith("plugin code changed: Band in the running script or notebook")
+    assert out["global"]["redone"][0].endswith("plugin code changed: RollingGauss in the running script or notebook")
     assert out["redefined"]["ran"] == 1 and out["redefined"]["length"] != out["global"]["length"]
     assert out["again"] == {"ran": 0, "redone": [], "length": out["redefined"]["length"]}
 
