@@ -67,13 +67,13 @@ def current_method_class(name: str, notes: dict[str, None]) -> type[IntervalMeth
     it was loaded (a line in ``notes`` says so): the code that runs is the code on disk, and the one the
     task's identity names. StaleSourceError (a ValueError) where it cannot be imported again."""
     cls = get_method(name)
-    with warnings.catch_warnings():  # the module registers its class again: the note below says so
+    with warnings.catch_warnings():  # the class is registered again: the note below says so
         warnings.simplefilter("ignore", MethodReplaced)
         new = reload_if_stale(cls)
-    if new is None:
-        return cls
-    if get_method(name) is not new:  # a module that does not register its class itself
-        register(new)
+        if new is None:
+            return cls
+        if get_method(name) is not new:  # a module that does not register its class itself
+            register(new)
     changed = ", ".join(s.display for s in snapshots(cls) if s.is_stale())
     notes[f"reloaded method {name!r}: {changed or 'its source'} changed on disk since it was imported"] = None
     return new
