@@ -46,7 +46,7 @@ from pibench.data_loaders.oracle import oracle_test_lengths
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.volatility import volatility_of_test_steps
 from pibench.methods.base import IntervalMethod
-from pibench.methods.code_identity import source_identity
+from pibench.methods.code_identity import files_part, source_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
 from pibench.reports.metrics import DERIVED_FIELDS, default_cap, metrics_from_predictions
@@ -129,7 +129,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
             raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
                                f"with {identity['code']}: every worker must run the same checkout.")
         runs = source_identity(type(method) if method is not None else task_method_class(task))
-        prepared = {k: v for k, v in identity.get("plugin", {}).items() if ":" not in k}  # the files part
+        prepared = files_part(identity.get("plugin", {}))
         if runs != prepared:  # never one code's numbers under another's name
             raise RuntimeError(f"this worker would run other code for method {c['method']['name']!r} ({runs}) than "
                                f"the run was prepared with ({prepared}).")

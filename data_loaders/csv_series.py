@@ -36,12 +36,9 @@ from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.tables import check_magnitude, read_table
 
 
-def _dates(column: pd.Series, time: str, path: Path, time_format: str | None) -> pd.Series | None:
-    """``column`` read as dates with one format for every row (module doc); None if it reads so in no way
-    (NaT where ``time_format`` does not read a row). ValueError if it reads both day first and month first,
-    in different orders."""
-    if time_format is not None:
-        return pd.to_datetime(column, format=time_format, errors="coerce")
+def _dates(column: pd.Series, time: str, path: Path) -> pd.Series | None:
+    """``column`` read as dates with one format for every row (module doc); None if it reads so in no way.
+    ValueError if it reads both day first and month first, in different orders."""
     readings = date_readings(column)
     orders = [np.argsort(r.to_numpy(), kind="stable") for r in readings]
     if len(readings) == 2 and not np.array_equal(orders[0], orders[1]):
@@ -62,19 +59,18 @@ def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None =
         rows = column.index[column.isna()][:5].tolist()
         raise ValueError(f"{path}: the time column {time!r} is empty in row(s) {rows}; fill them or drop those rows.")
     if time_format is not None:
-        key = _dates(column.astype(str), time, path, time_format)
-        if key is None or key.isna().any():
-            row = column.index[0] if key is None else column.index[key.isna()][0]
+        key = pd.to_datetime(column.astype(str), format=time_format, errors="coerce")
+        if key.isna().any():
+            row = column.index[key.isna()][0]
             raise ValueError(f"{path}: row {row} of the time column {time!r} holds {column[row]!r}, which "
                              f"time_format {time_format!r} does not read; fix that row or the format.")
     elif pd.api.types.is_numeric_dtype(column):
         key = column
     else:
         numbers = pd.to_numeric(column, errors="coerce")
-        dates = None if numbers.notna().all() else _dates(column.astype(str), time, path, None)
         if numbers.notna().all():
             key = numbers
-        elif dates is not None:
+        elif (dates := _dates(column.astype(str), time, path)) is not None:
             key = dates
         else:
             loose = pd.to_datetime(column, errors="coerce", format="mixed")

@@ -340,6 +340,12 @@ def source_identity(cls: type) -> dict[str, str]:
     return {s.key: s.sha256[:12] for s in snapshots(cls)}
 
 
+def files_part(identity: dict[str, str]) -> dict[str, str]:
+    """The source files of a :func:`method_code_identity` (its ``module`` keys; ``module:class`` keys are the
+    classes' code digests)."""
+    return {key: value for key, value in identity.items() if ":" not in key}
+
+
 def method_code_identity(cls: type) -> dict[str, str]:
     """:func:`source_identity` and {module:class: "code:" + digest prefix of the class's code now} of the code
     outside pibench that ``cls`` runs (module doc); {} for a pibench method."""
@@ -353,7 +359,7 @@ def describe_change(before: dict[str, str] | None, after: dict[str, str] | None)
     if before == after:
         return None
     changed = sorted(m for m in set(before) | set(after) if before.get(m) != after.get(m))
-    files = [m for m in changed if ":" not in m]
+    files = [m for m in changed if m in files_part(before) or m in files_part(after)]
     if files:  # what the classes' code reads came from these files: their digests changed with them
         return "plugin source changed: " + ", ".join(map(display_name, files))
     return "plugin code changed: " + ", ".join(map(display_name, changed))
@@ -375,7 +381,7 @@ def _dependency_order(modules: list[str]) -> list[str]:
     graph = {m: {r for r in map(_module_of, list(vars(sys.modules[m]).values())) if r in names and r != m}
              for m in modules if m in sys.modules}
     try:
-        return [m for m in graphlib.TopologicalSorter(graph).static_order()] + [m for m in modules if m not in graph]
+        return list(graphlib.TopologicalSorter(graph).static_order()) + [m for m in modules if m not in graph]
     except graphlib.CycleError:
         return modules
 
