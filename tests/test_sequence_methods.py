@@ -144,6 +144,19 @@ def test_dprnn_interval_is_mean_plus_minus_z_std_of_its_passes(seasonal):
     np.testing.assert_allclose(iv.point - iv.lower, half, rtol=1e-10)
 
 
+def test_dprnn_passes_are_whole_forward_passes_with_the_same_masks(seasonal):
+    """mc_passes runs the LSTM once and redraws only the dropout mask: the bytes of n whole passes."""
+    method = get_method("dprnn")(alpha=0.2, hidden=8, epochs=2, n_passes=7).fit(seasonal.train, seasonal.calibration)
+    x = seasonal.test.x[:40]
+    method.net_.train()
+    torch.manual_seed(method._seed() + 1)
+    whole = np.stack([method._outputs(method.net_, x) for _ in range(7)])
+    method.net_.eval()
+    passes = method.mc_passes(x)
+    np.testing.assert_array_equal(passes, whole)
+    assert not method.net_.training and np.ptp(passes, axis=0).min() > 0  # masks differ, eval mode restored
+
+
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="needs a CUDA device"))])
 def test_pa_lstm_bonferroni_level_and_coverage(seasonal, device):

@@ -92,9 +92,13 @@ class SequenceNet(nn.Module):
         _, (h, _) = self.lstm(inputs)
         return h[-1]
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.head(self.dropout(self.encode(x)))
+    def readout(self, state: torch.Tensor) -> torch.Tensor:
+        """The outputs from the LSTM's last state (m, hidden): dropout (as the mode says), then the head."""
+        out = self.head(self.dropout(state))
         return out if self.k == 1 else out.view(-1, self.horizon, self.k)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.readout(self.encode(x))
 
     def unrolled(self) -> SequenceNet:
         """A copy computing the same function step by step, same parameter names, with row_jacobians."""
