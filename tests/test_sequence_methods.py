@@ -83,9 +83,10 @@ def test_training_is_deterministic_given_the_seed():
     assert not torch.equal(trained(4), trained(5))
 
 
-def test_step_by_step_twin_and_its_row_jacobians():
+@pytest.mark.parametrize("hidden, horizon", [(6, 4), (3, 8)])  # fewer outputs than units (one pass each), and more
+def test_step_by_step_twin_and_its_row_jacobians(hidden, horizon):
     torch.manual_seed(0)
-    net = SequenceNet(2, 6, 4).double()
+    net = SequenceNet(2, hidden, horizon).double()
     x = torch.randn(12, 15, 2, dtype=torch.float64)
     x[3, 9:] = float("nan")  # a shorter sequence, padded at the end
     twin = net.unrolled()
