@@ -33,7 +33,9 @@ on a GPU also (b) and (e) batched at 1,100 iterations: the difference to 100 is 
     to PA-LSTM-100's size by R^3 (36x). PA-LSTM-100 on EEG keeps about 27,000 weights,
     and its curvature has no gap to cut at: a PA-LSTM-20 fitted on EEG (CPU, 2026-11-27) kept 1,741 weights,
     55 exactly null (twin biases), then eigenvalues falling smoothly through the 1e-8 cutoff (166 of them
-    between 1e-10 and 1e-8 of the largest), so no Cholesky shortcut gives the same pseudo-inverse.
+    between 1e-10 and 1e-8 of the largest), so no Cholesky shortcut gives the same pseudo-inverse;
+(i) the per-row Jacobians of PA-LSTM-100 for 256 EEG-sized sequences (float64), one chunk of its intervals
+    (``sets_eeg100`` needs about 47 chunks for a seed's curvature and 15 for its test sequences).
 
 The CPU side uses ``--threads`` torch threads (default: all cores, as a user's
 single job would); the pibench runner gives each task 1 thread and runs -j tasks.
@@ -208,6 +210,19 @@ def dense_pseudo_inverse(size: int = 4096) -> Callable[[], object]:
     return work
 
 
+def lstm100_row_jacobians(rows: int = 256) -> Callable[[], object]:
+    """(i): :meth:`~pibench.methods.sequence.network.SequenceNet.row_jacobians` of ``sets_eeg100``'s network
+    for ``rows`` EEG-sized sequences, in float64 as PA's intervals take them."""
+    net = _lstm100(0).unrolled().double()
+    x = _eeg_sized(6)[0][:rows].double()
+
+    def work():
+        device = current_device()
+        params = {name: p.detach().to(device) for name, p in net.named_parameters()}
+        net.to(device).row_jacobians(params, x.to(device))
+    return work
+
+
 def order_cell(batched: bool, graphs: bool = True, iterations: int = 100) -> Callable[[], object]:
     """(b)'s training for the 5 seeds of an order-selection cell: one after another, or as one stack
     (:class:`~pibench.methods.pa.networks.StackedElmanRNNs`, what the runner does on a GPU)."""
@@ -240,6 +255,7 @@ FIGURES: dict[str, Callable[[], Callable[[], object]]] = {
     "(e) order-selection cell: (b) for 5 seeds, batched": lambda: order_cell(batched=True),
     "(g) one PA-LSTM-100 annealing epoch, EEG-sized": pa_lstm100_epoch,
     "(h) dense PA pseudo-inverse (eigh), R = 4,096": dense_pseudo_inverse,
+    "(i) PA-LSTM-100 row Jacobians, 256 EEG-sized sequences": lstm100_row_jacobians,
 }
 #: GPU-only rows: (b) and (e) batched with CUDA graphs off, beside the rows above (graphs on)
 GPU_ONLY: dict[str, Callable[[], Callable[[], object]]] = {
