@@ -13,7 +13,11 @@ checkout or install). A method defined elsewhere is named by two things:
   such modules read in turn. Reading the files later would name whatever they hold
   then, which is how an edit after the import got the old code's numbers stored
   under the new code's name; a changed file is imported again before a run
-  (:func:`reload_if_stale`);
+  (:func:`reload_if_stale`). A module whose file was edited before the class was
+  created but not imported again since (a notebook's class cell run again over an
+  edited helper) runs other code than its file: its functions are compared with
+  the file's, compiled (:func:`_runs_its_file`), and such a snapshot is stale from
+  the start;
 * a digest of each of its classes' own code, taken when a run is prepared
   (:func:`method_code_identity`; the class then travels to the workers by value,
   which check its files, :func:`source_identity`): bytecode, constants and names of
@@ -26,7 +30,9 @@ checkout or install). A method defined elsewhere is named by two things:
   again without the class's cell is new code. It is all that names a class with no
   source file (a notebook cell, ``python -c``). What it cannot see: the contents of
   a mutable global (a dict or an array of settings edited in place; put settings in
-  parameters or plain globals), and code reached only through such objects.
+  parameters or plain globals), code reached only through such objects, and a
+  helper module's plain global edited in its file without importing it again
+  (a module may set its own globals as it runs, so they are not compared).
 
 A changed helper file is imported again in the order the helpers import each other.
 """
@@ -59,6 +65,9 @@ class SourceSnapshot:
     module: str          #: e.g. "mypi.rolling_gauss"; "__main__" for a script
     path: str            #: the file it was read from
     sha256: str          #: of the file's bytes
+    #: whether the loaded module ran that file's code (False: the file was edited after the module was imported,
+    #: and the class was created later, as when a notebook runs a class cell again without importing its helper)
+    runs_file: bool = True
 
     @property
     def key(self) -> str:
@@ -81,9 +90,10 @@ class SourceSnapshot:
             return None
 
     def is_stale(self) -> bool:
-        """Whether the file on disk differs from the source the class was created from."""
+        """Whether the code that runs is not the file on disk: the file changed after the class was created,
+        or the module had not been imported again after an earlier edit (``runs_file``)."""
         now = self.on_disk()
-        return now is not None and now != self.sha256
+        return not self.runs_file or (now is not None and now != self.sha256)
 
 
 def is_pibench_class(cls: type) -> bool:
@@ -291,6 +301,47 @@ def _helper_modules(cls: type) -> list[str]:
     return sorted(found)
 
 
+def _functions(value: object, module: str) -> list[types.FunctionType]:
+    """The functions ``value`` is or holds as a class of ``module`` (methods, class and static methods,
+    properties' accessors)."""
+    if isinstance(value, types.FunctionType):
+        return [value]
+    if not (isinstance(value, type) and value.__module__ == module):
+        return []
+    found = []
+    for member in vars(value).values():
+        member = getattr(member, "__func__", member)
+        accessors = (member.fget, member.fset, member.fdel) if isinstance(member, property) else (member,)
+        found += [f for f in accessors if isinstance(f, types.FunctionType)]
+    return found
+
+
+def _runs_its_file(module_name: str, source: bytes) -> bool:
+    """Whether the loaded module runs ``source`` (its file's bytes now): each function compiled from its file,
+    top-level or of its classes, equals (bytecode, constants, names, line numbers) a function of the same
+    qualified name that ``source`` compiles to. False after an edit the module was not imported again for.
+    (Its plain globals are not compared: a module may set them as it runs.)"""
+    module = sys.modules[module_name]
+    filename = str(module.__file__)
+    try:
+        top = compile(source, filename, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    on_disk: dict[str, list[types.CodeType]] = {}
+    pending = [top]
+    while pending:
+        for const in pending.pop().co_consts:
+            if isinstance(const, types.CodeType):
+                on_disk.setdefault(const.co_qualname, []).append(const)
+                pending.append(const)
+    for value in list(vars(module).values()):
+        for function in _functions(value, module_name):
+            code = function.__code__
+            if code.co_filename == filename and code not in on_disk.get(code.co_qualname, []):
+                return False  # (a function of another file, a decorator's wrapper say, is not this file's)
+    return True
+
+
 def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
     """The source files of ``cls`` now (module doc; none for pibench's own classes): its package's loaded
     modules if it was compiled from its module's file, and the user's modules its code reads. Never raises:
@@ -305,9 +356,11 @@ def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
     snaps = []
     for name, path in sorted(set(files)):
         try:
-            snaps.append(SourceSnapshot(name, path, hashlib.sha256(Path(path).read_bytes()).hexdigest()))
+            source = Path(path).read_bytes()
         except OSError:
             continue
+        runs_file = name == cls.__module__ or _runs_its_file(name, source)  # its own module is running now
+        snaps.append(SourceSnapshot(name, path, hashlib.sha256(source).hexdigest(), runs_file))
     return tuple(snaps)
 
 
@@ -407,7 +460,8 @@ def reload_if_stale(cls: type) -> type | None:
     for module_name in defining:  # a class of a cell or a script would keep reading the helpers it imported
         if module_name == "__main__" or module_name not in sys.modules or module_name not in files:
             raise StaleSourceError(
-                f"{names} changed on disk after method {label!r} was defined, and the code that defines it "
+                f"{names} changed on disk after it was imported, so method {label!r} would not run the file's "
+                f"code, and the code that defines the method "
                 f"({module_name}) cannot be imported again: import the changed module again (importlib.reload) "
                 "and run the cell or script that defines the method again, or restart Python, so that the code "
                 "which runs is the code on disk.")

@@ -613,6 +613,47 @@ def test_a_stale_helper_of_a_class_without_a_file_stops_the_run_with_the_fix(plu
     assert out.startswith("SetupError") and "my_helpers.py changed on disk" in out and "restart Python" in out
 
 
+NOTEBOOK_HELPER_EDIT = """
+import importlib, json, warnings
+import my_helpers
+from pibench import run
+
+def define():  # the notebook's class cell (its ``from my_helpers import widen`` takes the loaded module's)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exec(compile(CELL, "<class cell>", "exec"), globals())
+
+def length(results):
+    return [r["mean_length"] for r in results.records if r["method"] == "rolling_gauss"][0]
+
+define()
+first = run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
+open("my_helpers.py", "w").write("def widen(x):\\n    return 2.0 * x\\n")
+define()  # the class cell again, the helper not imported again: the old widen would run
+try:
+    run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
+    refused = ""
+except ValueError as exc:
+    refused = f"{type(exc).__name__}: {exc}"
+importlib.reload(my_helpers)
+define()
+second = run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
+print(json.dumps({"refused": refused, "first": length(first), "second": length(second),
+                  "ran": len(second.run_report.executed)}))
+"""
+
+
+def test_a_class_cell_run_again_over_an_edited_helper_not_imported_again_stops_the_run(plugin_project):
+    """The class is created after its helper's file was edited, the helper not imported again: the file is
+    new but the code that would run is old. The run refuses, saying how to fix it; after importlib.reload
+    and the cell again, the new code runs."""
+    (plugin_project / "my_helpers.py").write_text("def widen(x):\n    return 1.0 * x\n")
+    out = json.loads(python(f"CELL = {SIBLING_METHOD!r}\n" + NOTEBOOK_HELPER_EDIT, plugin_project).splitlines()[-1])
+    assert out["refused"].startswith("SetupError") and "my_helpers.py changed on disk" in out["refused"]
+    assert "importlib.reload" in out["refused"]
+    assert out["ran"] == 1 and out["second"] == pytest.approx(2 * out["first"], rel=1e-12)
+
+
 def test_a_built_in_name_is_refused_at_register_before_anything_else_is_loaded(tmp_path):
     """In a fresh process nothing has imported pibench's methods yet: the clash is still refused where the
     class is registered (it was accepted, and then every run failed on the built-in suite file)."""
