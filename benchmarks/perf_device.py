@@ -35,7 +35,7 @@ on a GPU also (b) and (e) batched at 1,100 iterations: the difference to 100 is 
     55 exactly null (twin biases), then eigenvalues falling smoothly through the 1e-8 cutoff (166 of them
     between 1e-10 and 1e-8 of the largest), so no Cholesky shortcut gives the same pseudo-inverse;
 (i) the per-row Jacobians of PA-LSTM-100 for 256 EEG-sized sequences (float64), one chunk of its intervals
-    (``sets_eeg100`` needs about 47 chunks for a seed's curvature and 15 for its test sequences).
+    (``sets_eeg100`` needs about 47 chunks for a seed's curvature and 75 for its 19,200 test sequences).
 
 The CPU side uses ``--threads`` torch threads (default: all cores, as a user's
 single job would); the pibench runner gives each task 1 thread and runs -j tasks.

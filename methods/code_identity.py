@@ -45,12 +45,15 @@ import functools
 import graphlib
 import hashlib
 import importlib
+import importlib.machinery
 import importlib.util
+import inspect
 import re
 import site
 import sys
 import sysconfig
 import types
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -301,32 +304,48 @@ def _helper_modules(cls: type) -> list[str]:
     return sorted(found)
 
 
-def _functions(value: object, module: str) -> list[types.FunctionType]:
-    """The functions ``value`` is or holds as a class of ``module`` (methods, class and static methods,
-    properties' accessors)."""
-    if isinstance(value, types.FunctionType):
-        return [value]
-    if not (isinstance(value, type) and value.__module__ == module):
-        return []
-    found = []
-    for member in vars(value).values():
-        member = getattr(member, "__func__", member)
-        accessors = (member.fget, member.fset, member.fdel) if isinstance(member, property) else (member,)
-        found += [f for f in accessors if isinstance(f, types.FunctionType)]
+def _functions(value: object, module: str, seen: set[type] | None = None) -> list[types.FunctionType]:
+    """The functions ``value`` is or holds: itself and what it wraps (``functools.wraps``, ``lru_cache``),
+    a class of ``module``'s methods, class and static methods, properties' accessors, cached properties
+    and nested classes."""
+    seen = set() if seen is None else seen
+    if isinstance(value, type):
+        if value.__module__ != module or value in seen:
+            return []
+        seen.add(value)
+        return [f for member in list(vars(value).values()) for f in _functions(member, module, seen)]
+    member = getattr(value, "__func__", value)
+    candidates: list[object] = [member.fget, member.fset, member.fdel] if isinstance(member, property) else [
+        member.func if isinstance(member, functools.cached_property) else member]
+    found: list[types.FunctionType] = []
+    for candidate in candidates:
+        if not callable(candidate):
+            continue
+        try:
+            inner = inspect.unwrap(candidate)
+        except ValueError:  # a cycle of __wrapped__
+            inner = candidate
+        found += [f for f in dict.fromkeys([candidate, inner]) if isinstance(f, types.FunctionType)]
     return found
 
 
 def _runs_its_file(module_name: str, source: bytes) -> bool:
     """Whether the loaded module runs ``source`` (its file's bytes now): each function compiled from its file,
-    top-level or of its classes, equals (bytecode, constants, names, line numbers) a function of the same
-    qualified name that ``source`` compiles to. False after an edit the module was not imported again for.
-    (Its plain globals are not compared: a module may set them as it runs.)"""
+    top-level, wrapped by a decorator or of its classes, equals (bytecode, constants, names, line numbers) the
+    function of the same qualified name that ``source`` compiles to. False after an edit the module was not
+    imported again for. Not compared (True): a module whose code an import hook rewrote (pytest's assertions,
+    a type checker's), which no plain compile equals; a function the file no longer has (``importlib.reload``
+    leaves it in the module); plain globals (a module may set them as it runs)."""
     module = sys.modules[module_name]
+    if type(getattr(getattr(module, "__spec__", None), "loader", None)) is not importlib.machinery.SourceFileLoader:
+        return True
     filename = str(module.__file__)
-    try:
-        top = compile(source, filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
-        return False
+    with warnings.catch_warnings():  # the import warned already (an invalid escape, say); -W error must not fail it
+        warnings.simplefilter("ignore")
+        try:
+            top = compile(source, filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return False
     on_disk: dict[str, list[types.CodeType]] = {}
     pending = [top]
     while pending:
@@ -337,7 +356,7 @@ def _runs_its_file(module_name: str, source: bytes) -> bool:
     for value in list(vars(module).values()):
         for function in _functions(value, module_name):
             code = function.__code__
-            if code.co_filename == filename and code not in on_disk.get(code.co_qualname, []):
+            if code.co_filename == filename and code.co_qualname in on_disk and code not in on_disk[code.co_qualname]:
                 return False  # (a function of another file, a decorator's wrapper say, is not this file's)
     return True
 
@@ -359,7 +378,10 @@ def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
             source = Path(path).read_bytes()
         except OSError:
             continue
-        runs_file = name == cls.__module__ or _runs_its_file(name, source)  # its own module is running now
+        try:
+            runs_file = name == cls.__module__ or _runs_its_file(name, source)  # its own module is running now
+        except Exception:  # a module pibench cannot read is named by its file still
+            runs_file = True
         snaps.append(SourceSnapshot(name, path, hashlib.sha256(source).hexdigest(), runs_file))
     return tuple(snaps)
 
