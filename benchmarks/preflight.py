@@ -21,7 +21,7 @@ from pibench.benchmarks.shipping import ship
 from pibench.benchmarks.suite import Task, check_runner_set
 from pibench.data_loaders.fingerprint import problem_fingerprint, source_files
 from pibench.data_loaders.paths import DataNotFoundError
-from pibench.data_loaders.problems import Problem, SeriesProblem
+from pibench.data_loaders.problems import Problem, SeriesProblem, SetProblem
 from pibench.data_loaders.registry import load_dataset
 from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
 from pibench.methods.catalog import get_method
@@ -140,6 +140,8 @@ def _check_task(task: Task, problem, cls: type[IntervalMethod]) -> tuple[int, in
 #: A series task beyond these many test steps or refits gets a line about its cost before it runs.
 LARGE_STEPS, LARGE_FITS = 100_000, 2_000
 LONG_RUN_NOTE = "expect a long run"
+#: A sets dataset with fewer test sequences gets a line: its joint coverage moves in steps of 2 points or more.
+FEW_TEST_SEQUENCES = 50
 
 
 class Prepared(NamedTuple):
@@ -199,6 +201,10 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
         except Exception as exc:
             problems[f"dataset {label!r}: {_message(exc)}"] = None
             continue
+        if isinstance(problem, SetProblem) and problem.test.n < FEW_TEST_SEQUENCES:
+            notes[f"dataset {label!r} has {problem.test.n} test sequence(s): its joint coverage moves in steps of "
+                  f"{100 / problem.test.n:.3g} points and says little (COVID-19 has 80); give more sequences or a "
+                  "larger test share"] = None
         for i in indices:
             c = tasks[i].config
             cls = classes.get(c["method"]["name"])

@@ -285,3 +285,17 @@ def test_csv_sets_predictions_name_their_sequences(tmp_path):
     assert list(predictions["sequence"]) == [i for i in p.test_ids for _ in range(3)]
     for sequence, rows in predictions.groupby("sequence"):
         assert tuple(rows.sort_values("horizon")["y"]) == _tails(path, [sequence])[0][-3:]
+
+
+def test_a_sets_dataset_with_few_test_sequences_gets_a_note(tmp_path):
+    """4 test sequences: joint coverage in steps of 25 points; the run says so (and runs)."""
+    from pibench import run
+
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'datasets = [{{ name = "csv_sets", params = {{ path = "{path}", input_length = 6, '
+                     'horizon = 3 } }]\nmethods = [{ name = "cfrnn", params = { epochs = 1 } }]\n')
+    results = run(str(suite), results_dir=str(tmp_path / "r"), progress=False)
+    assert len(results.run_report.executed) == 1
+    (note,) = [n for n in results.run_report.notes if "test sequence(s)" in n]
+    assert "has 4 test sequence(s)" in note and "steps of 25 points" in note
