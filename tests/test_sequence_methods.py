@@ -183,6 +183,9 @@ def test_pa_lstm_bonferroni_level_and_coverage(seasonal, device):
     # where the fit's time went: two phases inside the time of the fit and the predictions
     assert diag["train_seconds"] > 0 and diag["intervals_seconds"] > 0
     assert diag["train_seconds"] + diag["intervals_seconds"] < elapsed
+    # and inside the intervals, the dense curvature's two big steps
+    assert 0 < diag["curvature_seconds"] and 0 < diag["pseudo_inverse_seconds"]
+    assert diag["curvature_seconds"] + diag["pseudo_inverse_seconds"] < diag["intervals_seconds"]
 
 
 def test_random_minibatch_epochs_take_the_steps_they_are_given():

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -79,6 +80,13 @@ def _as_double(a, device: torch.device) -> torch.Tensor:
     if isinstance(a, torch.Tensor):
         return a.detach().to(device=device, dtype=torch.float64)
     return torch.as_tensor(np.asarray(a), dtype=torch.float64, device=device)
+
+
+def _clock(device: torch.device) -> float:
+    """Seconds, once the device's queued work is done (a GPU runs asynchronously)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
 
 
 def _chunks(n: int, size: int | None):
@@ -452,6 +460,7 @@ def fit_asymptotic_normal(
             )
         kind = hessian if hessian != "auto" else ("exact" if R <= max_exact else "ggn")
         exact_not_pd = False
+        tic = _clock(theta.device)
         if kind == "exact":
             A = -flat.hessian(theta, X, Y, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
             if hessian == "auto":
@@ -465,12 +474,14 @@ def fit_asymptotic_normal(
                     A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
         else:
             A = flat.gauss_newton(theta, X, sigma2_ml, chunk_size=chunk_size, vmap_chunk=vmap_chunk)
+        formed = _clock(theta.device)
         a_inv, info = pseudo_inverse(A.detach(), eps)
         del A  # freed before the lock is let go: the next task sees this memory free
+        seconds = {"curvature": formed - tic, "pseudo_inverse": _clock(theta.device) - formed}
         dof = n - (info["rank"] + dof_offset) / H  # > 0: rank <= R < nH - dof_offset
         sigma2 = rss / dof
         a_inv.mul_(n / dof)  # A scales as 1 / sigma2: A(sigma2_hat) = A(RSS/n) * dof / n
-    diagnostics = {"hessian": kind, "curvature": "dense", "exact_not_pd": exact_not_pd, **info}
+    diagnostics = {"hessian": kind, "curvature": "dense", "exact_not_pd": exact_not_pd, **info, "seconds": seconds}
     return AsymptoticNormalIntervals(
         flat=flat, theta=theta, curvature=DenseCurvature(a_inv), sigma2_hat=sigma2.cpu().numpy(), n_train=n,
         n_kept=R, single_output=single, diagnostics=diagnostics, noise_covariance=(cross / dof).cpu().numpy(),
