@@ -245,7 +245,7 @@ def execute_cell(tasks: list[Task], results_dir: str | os.PathLike, data_dir: st
 def cells(tasks: list[Task]) -> tuple[list[list[Task]], list[Task]]:
     """(cells, the other tasks). A cell: >= 2 tasks of one fit each (offline series, or sets) that differ
     only in their seed, whose method trains several fits as one network (``fit_together``: PA-RNN's
-    order-selection cells; CF-RNN and MQ-RNN, :class:`~pibench.methods.sequence.base.TrainsTogether`)."""
+    order-selection cells; CF-RNN, MQ-RNN and DP-RNN, :class:`~pibench.methods.sequence.base.TrainsTogether`)."""
     groups: dict[str, list[Task]] = {}
     others = []
     for task in tasks:

@@ -105,13 +105,14 @@ class TrainingPlan:
     data: SetData
     outputs_per_step: int = 1
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = mse_loss
+    dropout: float = 0.0
 
 
 class TrainsTogether(SequenceMethod):
     """A set method whose fits of one problem, differing only in their seed, can train as one network
     (:class:`~pibench.methods.sequence.stacked.StackedSequenceNets`): on a GPU the runner trains a cell of
-    seeds so (``batch_cells``); each member keeps its seed's initial weights and minibatches. Its
-    network has no dropout. A subclass says what it trains on (:meth:`_training_plan`) and fits with
+    seeds so (``batch_cells``); each member keeps its seed's initial weights, minibatches and dropout
+    masks. A subclass says what it trains on (:meth:`_training_plan`) and fits with
     ``self._train(**vars(self._training_plan(train, calibration)))``."""
 
     #: left by :meth:`fit_together` for the next fit: (the training data's fingerprint, network, loss history)
@@ -129,7 +130,12 @@ class TrainsTogether(SequenceMethod):
         plans = [m._training_plan(train, calibration) for m, (train, calibration) in zip(methods, datas)]
         scaled = [m._scale(plan.data) for m, plan in zip(methods, plans)]
         first, plan = methods[0], plans[0]
-        stack = StackedSequenceNets([m._new_network(p.data, p.outputs_per_step) for m, p in zip(methods, plans)])
+        nets, streams = [], []
+        for m, p in zip(methods, plans):  # each member's dropout stream: the generator's state after its network
+            nets.append(m._new_network(p.data, p.outputs_per_step, p.dropout))
+            streams.append(torch.random.get_rng_state())
+        stack = StackedSequenceNets(nets)
+        stack.draw_dropout_from(streams, [m._seed() for m in methods])
         histories = train_stack(stack, [x for x, _ in scaled], [y for _, y in scaled], plan.loss_fn,
                                 epochs=first.epochs, lr=first.lr, batch_size=first.batch_size,
                                 seeds=[m._seed() for m in methods], steps_per_epoch=first.steps_per_epoch)

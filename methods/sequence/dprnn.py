@@ -16,11 +16,11 @@ from scipy.stats import norm
 from pibench.data_loaders.problems import SetData
 from pibench.methods.base import Interval, register
 from pibench.methods.param_checks import in_range, positive_int
-from pibench.methods.sequence.base import SequenceMethod
+from pibench.methods.sequence.base import TrainingPlan, TrainsTogether
 
 
 @register
-class DPRNN(SequenceMethod):
+class DPRNN(TrainsTogether):
     """MC-dropout RNN: mean +/- z_{alpha/2} std over stochastic forward passes."""
 
     name = "dprnn"
@@ -35,10 +35,12 @@ class DPRNN(SequenceMethod):
         in_range("dropout", self.dropout, 0, 1, closed_low=True)
         positive_int("n_passes", self.n_passes)
 
+    def _training_plan(self, train: SetData, calibration: SetData | None) -> TrainingPlan:
+        return TrainingPlan(train if calibration is None else train.concat(calibration), dropout=self.dropout)
+
     def fit(self, train: SetData, calibration: SetData | None = None) -> DPRNN:
         self.check_params()
-        data = train if calibration is None else train.concat(calibration)
-        self.net_ = self._train(data, dropout=self.dropout)
+        self.net_ = self._train(**vars(self._training_plan(train, calibration)))
         return self
 
     def mc_passes(self, x: np.ndarray) -> np.ndarray:

@@ -11,10 +11,14 @@ they stay exactly 0 and each member computes its own network, fed its own
 minibatch, up to the rounding of the larger kernels. On a GPU that is one set of
 kernels for B networks where B processes would share the GPU by time slices.
 
-Members with dropout are refused: their masks would come from one generator, so a
-member's result would depend on the others in its cell. The members are apart only
-while their numbers are finite: a member that diverges to inf or NaN reaches the
-others through 0 x NaN in the shared products, and its cell's tasks fail.
+Members with dropout on the last state (DP-RNN's) draw each its masks from a stream of
+its own (:meth:`StackedSequenceNets.draw_dropout_from`): on the CPU the global
+generator's state right after that member's network was made, so its masks are those
+it draws training alone; on a GPU a generator seeded by its seed (another stream, as
+every GPU draw is). One generator for the stack would tie each member's masks to the
+others'. The members are apart only while their numbers are finite: a member that
+diverges to inf or NaN reaches the others through 0 x NaN in the shared products, and
+its cell's tasks fail.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from pibench.methods.sequence.network import SequenceNet
 
 def member_shape(members: list[SequenceNet]) -> tuple[int, int, int, int]:
     """(d inputs, h units, horizon H, outputs per step k) that the networks of a stack share; raises for
-    what cannot be stacked: no networks, step-by-step twins, differing shapes, dropout."""
+    what cannot be stacked: no networks, step-by-step twins, differing shapes or dropout."""
     if not members:
         raise ValueError("a stack needs at least one member.")
     if not all(isinstance(m.lstm, nn.LSTM) for m in members):
@@ -39,8 +43,8 @@ def member_shape(members: list[SequenceNet]) -> tuple[int, int, int, int]:
               for m in members}
     if len(shapes) > 1:
         raise ValueError("stacked sequence networks must share inputs, units, horizon and outputs per step.")
-    if any(m.dropout.p > 0 for m in members):
-        raise ValueError("networks with dropout train alone: one dropout generator would tie the members.")
+    if len({float(m.dropout.p) for m in members}) > 1:
+        raise ValueError("stacked sequence networks must share their dropout probability.")
     return shapes.pop()
 
 
@@ -67,6 +71,9 @@ class StackedSequenceNets(nn.Module):
         super().__init__()
         self.members = len(members)
         self.d, self.h, self.horizon, self.k = member_shape(members)
+        self.p = float(members[0].dropout.p)
+        self._streams: tuple[list[torch.Tensor], list[int]] | None = None  # draw_dropout_from
+        self._generators: list[torch.Generator] | None = None
         B, d, h, n_out = self.members, self.d, self.h, self.horizon * self.k
         self.lstm = nn.LSTM(B * d, B * h, batch_first=True)
         self.head = nn.Linear(B * h, B * n_out)
@@ -97,9 +104,34 @@ class StackedSequenceNets(nn.Module):
         return rows, torch.arange(b * d, (b + 1) * d), torch.arange(b * h, (b + 1) * h), \
             torch.arange(b * n_out, (b + 1) * n_out)
 
+    def draw_dropout_from(self, cpu_states: Sequence[torch.Tensor], seeds: Sequence[int]) -> None:
+        """Each member's dropout stream (module doc): ``cpu_states[b]``, the CPU generator's state right after
+        member b's network was made; ``seeds[b]``, its seed, for a generator on a GPU."""
+        if not len(cpu_states) == len(seeds) == self.members:
+            raise ValueError(f"a stack of {self.members} takes one dropout stream per member.")
+        self._streams, self._generators = ([s.clone() for s in cpu_states], [int(s) for s in seeds]), None
+
+    def _dropout(self, state: torch.Tensor) -> torch.Tensor:
+        """``torch.nn.functional.dropout`` of each member's block of the last state, its mask from its stream."""
+        if not (self.training and self.p > 0):
+            return state
+        if self._streams is None:
+            raise RuntimeError("a stack with dropout trains with one stream per member: call draw_dropout_from.")
+        if self._generators is None or self._generators[0].device != state.device:
+            states, seeds = self._streams
+            if state.device.type == "cpu":
+                self._generators = [torch.Generator() for _ in states]
+                for g, s in zip(self._generators, states):
+                    g.set_state(s)
+            else:
+                self._generators = [torch.Generator(device=state.device).manual_seed(s) for s in seeds]
+        noise = torch.cat([torch.empty(state.shape[0], self.h, dtype=state.dtype, device=state.device)
+                           .bernoulli_(1 - self.p, generator=g) for g in self._generators], dim=1)
+        return state * noise.div_(1 - self.p)  # as F.dropout: mask / (1 - p), then the product
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _, (state, _) = self.lstm(x)
-        out = self.head(state[-1]).view(x.shape[0], self.members, self.horizon, self.k)
+        out = self.head(self._dropout(state[-1])).view(x.shape[0], self.members, self.horizon, self.k)
         return out[..., 0] if self.k == 1 else out
 
     def mask_gradients(self) -> None:
@@ -113,7 +145,7 @@ class StackedSequenceNets(nn.Module):
 
     def member(self, b: int) -> SequenceNet:
         """Member b as a :class:`SequenceNet` on the CPU (its blocks copied out)."""
-        net = SequenceNet(self.d, self.h, self.horizon, self.k)
+        net = SequenceNet(self.d, self.h, self.horizon, self.k, self.p)
         rows, ins, units, outs = self._blocks(b)
         source = {k: v.detach().cpu() for k, v in self.named_parameters()}
         blocks = {"lstm.weight_ih_l0": source["lstm.weight_ih_l0"][rows[:, None], ins],
