@@ -172,8 +172,8 @@ class PALSTM(SequenceMethod):
             return {}
         out = {"kept_weights": int(fitted.n_kept), "identified_weights": int(fitted.diagnostics["rank"]),
                **{f"{phase}_seconds": seconds for phase, seconds in getattr(self, "phase_seconds_", {}).items()},
-               # the dense intervals' two big steps: forming A (the Jacobians of every training sequence), its
-               # eigendecomposition
+               # within the intervals' time, the dense path's two big steps: forming A (the Jacobians of every
+               # training sequence), and its eigendecomposition with the pseudo-inverse built from it
                **{f"{phase}_seconds": seconds for phase, seconds in fitted.diagnostics.get("seconds", {}).items()},
                "total_weights": int(fitted.flat.n_total), "hessian": fitted.diagnostics["hessian"],
                "curvature": fitted.diagnostics["curvature"], **super().diagnostics()}  # trained_in_cell

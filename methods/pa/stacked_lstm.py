@@ -44,6 +44,8 @@ class StackedPALSTMs(nn.Module):
         super().__init__()
         self.members = len(members)
         self.d, self.h, self.horizon, self.k = member_shape(members)
+        if any(m.dropout.p > 0 for m in members):  # PA's networks have none; this stack would drop it
+            raise ValueError("networks with dropout train alone: a PA stack has no dropout.")
         self.lstm, self.head = nn.Module(), nn.Module()
         for part, names in ((self.lstm, LSTM_WEIGHTS), (self.head, ("weight", "bias"))):
             prefix = "lstm." if part is self.lstm else "head."

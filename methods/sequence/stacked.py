@@ -14,11 +14,11 @@ kernels for B networks where B processes would share the GPU by time slices.
 Members with dropout on the last state (DP-RNN's) draw each its masks from a stream of
 its own (:meth:`StackedSequenceNets.draw_dropout_from`): on the CPU the global
 generator's state right after that member's network was made, so its masks are those
-it draws training alone; on a GPU a generator seeded by its seed (another stream, as
-every GPU draw is). One generator for the stack would tie each member's masks to the
-others'. The members are apart only while their numbers are finite: a member that
-diverges to inf or NaN reaches the others through 0 x NaN in the shared products, and
-its cell's tasks fail.
+it draws training alone; on a GPU a generator seeded from its seed, apart from its
+minibatches' generator (another stream, as every GPU draw is). One generator for the
+stack would tie each member's masks to the others'. The members are apart only while
+their numbers are finite: a member that diverges to inf or NaN reaches the others
+through 0 x NaN in the shared products, and its cell's tasks fail.
 """
 
 from __future__ import annotations
@@ -26,15 +26,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import cast
 
+import numpy as np
 import torch
 from torch import nn
 
 from pibench.methods.sequence.network import SequenceNet
 
 
+def _dropout_seed(seed: int) -> int:
+    """A member's dropout seed on a GPU, derived from its seed: not the seed its minibatch generator takes,
+    whose Philox stream it would repeat."""
+    return int(np.random.SeedSequence([int(seed), 1]).generate_state(1)[0])
+
+
 def member_shape(members: list[SequenceNet]) -> tuple[int, int, int, int]:
     """(d inputs, h units, horizon H, outputs per step k) that the networks of a stack share; raises for
-    what cannot be stacked: no networks, step-by-step twins, differing shapes or dropout."""
+    what cannot be stacked: no networks, step-by-step twins, differing shapes or dropout probabilities."""
     if not members:
         raise ValueError("a stack needs at least one member.")
     if not all(isinstance(m.lstm, nn.LSTM) for m in members):
@@ -124,7 +131,7 @@ class StackedSequenceNets(nn.Module):
                 for g, s in zip(self._generators, states):
                     g.set_state(s)
             else:
-                self._generators = [torch.Generator(device=state.device).manual_seed(s) for s in seeds]
+                self._generators = [torch.Generator(device=state.device).manual_seed(_dropout_seed(s)) for s in seeds]
         noise = torch.cat([torch.empty(state.shape[0], self.h, dtype=state.dtype, device=state.device)
                            .bernoulli_(1 - self.p, generator=g) for g in self._generators], dim=1)
         return state * noise.div_(1 - self.p)  # as F.dropout: mask / (1 - p), then the product

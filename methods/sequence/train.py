@@ -3,7 +3,9 @@
 Each epoch is a pass over a permutation of the training sequences drawn from a
 ``torch.Generator`` seeded with the task's seed, so the minibatch order, like the
 initial weights and the dropout masks (torch's global generator, seeded by the
-caller before building the network), depends on the seed alone. With
+caller before building the network; a stack's members each their own stream,
+:meth:`~pibench.methods.sequence.stacked.StackedSequenceNets.draw_dropout_from`),
+depends on the seed alone. With
 ``steps_per_epoch = k > 0`` an epoch is instead k minibatches of random sequences
 (indices drawn uniformly, with replacement, from the same generator): how the
 CF-RNN benchmark trains its MQ-RNN and DP-RNN baselines (10 epochs x 1,000
@@ -47,8 +49,9 @@ def train_network(
 
     Training runs on :func:`~pibench.methods.device.current_device`, minibatch orders drawn there
     (:func:`~pibench.methods.device.task_generator`; dropout masks come from that device's global
-    generator); ``net`` is handed back on the CPU. The epoch's loss is summed in float64 on
-    the device and read once per epoch (no host synchronisation per minibatch).
+    generator, a stack's from its members' own); ``net`` is handed back on the CPU. The epoch's
+    loss is summed in float64 on the device and read once per epoch (no host synchronisation per
+    minibatch).
     """
     return _train(net, [x], [y], loss_fn, [seed], epochs=epochs, lr=lr, batch_size=batch_size,
                   steps_per_epoch=steps_per_epoch)[0]
