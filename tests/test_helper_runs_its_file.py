@@ -127,4 +127,3 @@ def test_a_module_an_import_hook_loaded_is_not_compared(helper):
     source = edit("return x + 1", "return x + 2")
     module.__spec__.loader = type("RewritingLoader", (importlib.machinery.SourceFileLoader,), {})(name, module.__file__)
     assert _runs_its_file(name, source)
-    assert type(sys.modules[__name__].__spec__.loader).__name__ == "AssertionRewritingHook"  # as this very file

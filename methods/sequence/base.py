@@ -135,10 +135,11 @@ class TrainsTogether(SequenceMethod):
             nets.append(m._new_network(p.data, p.outputs_per_step, p.dropout))
             streams.append(torch.random.get_rng_state())
         stack = StackedSequenceNets(nets)
-        stack.draw_dropout_from(streams, [m._seed() for m in methods])
+        seeds = [m._seed() for m in methods]
+        stack.draw_dropout_from(streams, seeds)
         histories = train_stack(stack, [x for x, _ in scaled], [y for _, y in scaled], plan.loss_fn,
                                 epochs=first.epochs, lr=first.lr, batch_size=first.batch_size,
-                                seeds=[m._seed() for m in methods], steps_per_epoch=first.steps_per_epoch)
+                                seeds=seeds, steps_per_epoch=first.steps_per_epoch)
         for b, (m, p) in enumerate(zip(methods, plans)):
             m.trained_together_ = (set_fingerprint(p.data), stack.member(b), histories[b])
 
