@@ -72,7 +72,8 @@ def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | No
     if isinstance(problem, SeriesProblem):
         steps = np.arange(problem.test_start, problem.test_start + n)
         labels = problem.time[steps] if problem.time is not None else steps
-        index = {"t": np.repeat(steps, k), "time": np.repeat(labels.astype(str), k),
+        labels = labels if np.issubdtype(labels.dtype, np.integer) else labels.astype(str)  # steps stay numbers
+        index = {"t": np.repeat(steps, k), "time": np.repeat(labels, k),
                  "group": np.tile(np.asarray(problem.groups), n)}
         if volatility is not None:
             extra["volatility"] = volatility.ravel()

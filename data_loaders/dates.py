@@ -31,6 +31,10 @@ def date_readings(labels: pd.Series) -> list[pd.Series]:
 
 def dates_in_order(labels: pd.Series) -> pd.Series | None:
     """``labels`` of steps stored in time order, as dates: the one reading of :func:`date_readings` that
-    does not decrease; None if no reading or more than one does (then they are labels, not dates)."""
-    ordered = [r for r in date_readings(labels) if r.is_monotonic_increasing]
+    does not decrease; None if no reading or more than one does (then they are labels, not dates), and
+    None for numbers (a series without dates is labelled by its step numbers: 1001 is a step, not a year;
+    a year read from a file is text, "1749")."""
+    if pd.api.types.is_numeric_dtype(labels):
+        return None
+    ordered = [r for r in date_readings(labels.astype(str)) if r.is_monotonic_increasing]
     return ordered[0] if len(ordered) == 1 else None

@@ -202,7 +202,7 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
                   reference: str | None = None) -> GroupComparison:
     """DM of every row against ``reference`` (a method name, or "method setting"; default: the row with
     the lowest mean loss) and the MCS at :data:`~pibench.reports.comparisons.MCS_LEVEL`, on the seeds every row
-    has. The oracle is
+    has (``compared_seeds``); ``mean_loss`` is a row's mean over all its ``seeds``. The oracle is
     compared but is neither the reference nor in the MCS."""
     column = LOSSES[metric]
     seeds = sorted(set.intersection(*(set(r["seed"] for r, _ in members) for members in rows.values())))
@@ -230,6 +230,7 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     for key, members in rows.items():
         row = dict(zip(ROW_KEYS, key))
         row["mean_loss"] = float(np.mean([s.loss(column).mean() for _, s in members]))
+        row["seeds"] = len(members)
         row["in_mcs"] = in_mcs.get(key)
         if ref is not None and key in losses and key != ref:
             dm = diebold_mariano(losses[key], losses[ref], dependent)
@@ -238,6 +239,7 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
         out.append(row)
     table = pd.DataFrame(out)
     table["kind"] = "series" if dependent else "set"
+    table["compared_seeds"] = " ".join(map(str, seeds))  # what the differences, DM and the MCS rest on
     if ref is not None:
         table["reference"] = " ".join(str(x) for x in ref[3:])
     return GroupComparison(ref, table)

@@ -388,17 +388,22 @@ def comparison_tables(groups: dict) -> str:
         ranked = table[table["method"] != "oracle"].assign(rank=lambda t: t["mean_loss"].rank(method="average"))
         ranks.append(ranked)
         rows = []
+        compared = str(table["compared_seeds"].iloc[0]).split()
+        mixed = bool((table["seeds"] != len(compared)).any())  # some row has seeds another lacks
         for r in _sorted(table, ["method", "setting"]).itertuples():
             difference = "reference" if pd.isna(getattr(r, "difference", float("nan"))) else (
                 f"{r.difference:+.3f} [{r.difference_ci_low:+.3f}, {r.difference_ci_high:+.3f}]")
-            rows.append({"method": r.method, "setting": r.setting, "interval score": f"{r.mean_loss:.3f}",
-                         "difference [90% CI]": difference,
+            rows.append({"method": r.method, "setting": r.setting, **({"seeds": r.seeds} if mixed else {}),
+                         "interval score": f"{r.mean_loss:.3f}", "difference [90% CI]": difference,
                          "DM p": _p(getattr(r, "dm_p", float("nan"))),
                          "MCS": "-" if pd.isna(r.in_mcs) else ("yes" if r.in_mcs else "no")})
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
+        on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on seed{'s' * (len(compared) > 1)} "
+                    f"{', '.join(compared)}, the ones every row has; the interval score is each row's mean over all "
+                    "its seeds, so a difference need not equal the difference of two scores shown." if mixed else "")
         parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
-                     f"{table['reference'].iloc[0]} (the lowest mean score)\n\n" + _markdown(pd.DataFrame(rows)))
+                     f"{table['reference'].iloc[0]} (the lowest mean score){on_seeds}\n\n" + _markdown(pd.DataFrame(rows)))
     if len(ranks) > 1:
         both = pd.concat(ranks)
         summary = both.groupby(["method", "setting"]).agg(groups=("rank", "size"), mean_rank=("rank", "mean"),

@@ -26,3 +26,10 @@ def test_iso_and_non_dates():
     assert dates_in_order(pd.Series(["2021-01-01", "2021-01-02 06:00"])).dt.hour.tolist() == [0, 6]
     assert date_readings(pd.Series(["W1", "W2"])) == [] and dates_in_order(pd.Series(["W1", "W2"])) is None
     assert dates_in_order(pd.Series(["2021-01-02", "2021-01-01"])) is None  # not in order: labels, not a time axis
+
+
+def test_step_numbers_are_never_dates_while_years_read_from_a_file_are():
+    """A series without dates is labelled by its step numbers (stored as numbers): 1001 is a step, not a year."""
+    assert dates_in_order(pd.Series(range(1001, 3001))) is None
+    years = dates_in_order(pd.Series(["1749", "1750", "1751"]))  # a file's year column is text
+    assert years is not None and years.dt.year.tolist() == [1749, 1750, 1751]

@@ -327,3 +327,20 @@ def test_a_plugin_is_in_the_fesp_figures(fesp_store):
     rows = [t.get_text() for t in axes_of(fig)[0].get_yticklabels()]
     assert "my_plugin" in rows and "autoreg" in rows
     close(fig)
+
+
+def test_a_series_without_dates_spans_steps_not_years():
+    """The runner stores a dateless series' step numbers as numbers, and the figures read them as steps (4-digit
+    steps once read as years: "1001-01-01 to 3000-01-01")."""
+    from pibench.benchmarks.protocols import ProtocolOutput
+    from pibench.benchmarks.runner import _predictions_frame
+    from pibench.data_loaders.synthetic import ar_problem
+    from pibench.reports.figures.results import describe_test_span
+
+    problem = ar_problem(n_train=1000, n_test=2000)
+    y = problem.y[problem.test_start:]
+    frame = _predictions_frame(problem, ProtocolOutput(y, y - 1, y + 1, y, 0.0, 0.0, 1))
+    assert pd.api.types.is_integer_dtype(frame["time"])
+    record = {**series_run("default", "ar1", "aci", "gamma=0", 1.6)[0], "task_id": "t"}
+    span = describe_test_span(StoredResults([record], {"t": frame}.__getitem__), "t")
+    assert span == f"steps {problem.test_start} to {problem.test_start + 1999} (2,000 steps)"

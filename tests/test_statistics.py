@@ -259,3 +259,28 @@ def test_a_tasks_cis_do_not_depend_on_the_code_version_that_ran_it(stats_store):
     np.testing.assert_array_equal(first.draws, second.draws)
     changed = {**record, "config": {**record["config"], "seed": record["config"]["seed"] + 1}}
     assert not np.array_equal(record_statistics(changed, lambda _: frame).draws, first.draws)
+
+
+def test_rows_with_seeds_others_lack_are_compared_on_the_shared_seeds_and_the_table_says_so(stats_store):
+    """autoreg with a third seed (wider intervals: a higher score) beside rows of seeds 0 and 1: the differences
+    pair the rows on seeds 0 and 1, the score shown is autoreg's mean over its three, and the table says so."""
+    from pibench.reports.statistics import compare, compute_statistics
+    from pibench.reports.summary import comparison_tables
+
+    results, _ = stats_store
+    records = [r for r in results.records if r["dataset"] == "ar" and r["status"] == "ok"]
+    first = next(r for r in records if r["method"] == "autoreg" and r["seed"] == 0)
+    wider = results.predictions(first["task_id"]).assign(lower=lambda p: p["lower"] - 1, upper=lambda p: p["upper"] + 1)
+    second = {**first, "task_id": "1" * 20, "seed": 2, "config": {**first["config"], "seed": 2}}
+
+    def read(task_id):
+        return wider if task_id == second["task_id"] else results.predictions(task_id)
+
+    alone = compare(records, read, reference="aci").set_index(["method", "setting"])
+    both = compare([*records, second], read, reference="aci").set_index(["method", "setting"])
+    assert set(both["compared_seeds"]) == {"0 1"} and both.loc[("autoreg", "default"), "seeds"] == 3
+    assert both.loc[("autoreg", "default"), "difference"] == alone.loc[("autoreg", "default"), "difference"]
+    assert both.loc[("autoreg", "default"), "mean_loss"] > alone.loc[("autoreg", "default"), "mean_loss"] + 0.1
+    tables = comparison_tables(compute_statistics([*records, second], read).groups)
+    assert "pair the rows on seeds 0, 1, the ones every row has" in tables and "| seeds |" in tables
+    assert "pair the rows" not in comparison_tables(compute_statistics(records, read).groups)

@@ -102,7 +102,7 @@ def describe_test_span(results: StoredResults, task_id: str, daily: bool = False
     (365 days)", or "steps 1000 to 2999 (2,000 steps)" where the labels are not dates."""
     p = results.predictions(task_id)
     steps = p.drop_duplicates("t").sort_values("t")
-    times = dates_in_order(steps["time"].astype(str)) if "time" in steps and len(steps) else None
+    times = dates_in_order(steps["time"]) if "time" in steps and len(steps) else None
     unit = "days" if daily else "steps"
     if times is not None:
         return f"{times.iloc[0]:%Y-%m-%d} to {times.iloc[-1]:%Y-%m-%d} ({len(steps):,} {unit})"

@@ -23,7 +23,7 @@ from pibench.reports.metrics import rolling_coverage
 
 def _time_axis(labels: pd.Series) -> pd.Series:
     """Step labels as dates when they read as dates in their order (:func:`dates_in_order`), else as they are."""
-    dates = dates_in_order(labels.astype(str))
+    dates = dates_in_order(labels)
     return dates if dates is not None else labels.reset_index(drop=True)
 
 
