@@ -141,7 +141,12 @@ def test_tradeoff_one_point_group_per_method_and_the_nominal(fesp_store):
     ax = axes_of(fig)[0]
     groups = [c for c in ax.collections if isinstance(c, PathCollection)]
     assert len(groups) == 4  # aci (4 gammas), agaci, nexcp, pa
-    assert len(next(g for g in groups if g.get_label() == "aci").get_offsets()) == 4
+    aci = next(g for g in groups if g.get_label() == "aci").get_offsets()
+    assert len(aci) == 4
+    # aci's four settings share its colour and marker: each is named beside its point; a lone setting is not
+    names = {t.get_text(): tuple(t.xy) for t in ax.texts}
+    assert set(names) == {"gamma=0", "gamma=0.001", "gamma=0.01", "gamma=0.05"}
+    assert {tuple(map(float, p)) for p in aci} == {tuple(map(float, xy)) for xy in names.values()}
     assert nominal_lines(ax)[0].get_xdata()[0] == pytest.approx(90.0)
     assert ax.get_xlabel() == "coverage (%)"
     close(fig)

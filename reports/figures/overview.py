@@ -13,7 +13,7 @@ from pibench.reports.figures.style import figure_styles, legend_outside, new_fig
 
 def tradeoff_figure(results: StoredResults) -> Figure | None:
     """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
-    seed means, with their 90% CIs as bars (:mod:`pibench.reports.statistics`); the nominal coverage as a
+    seed means, named by its setting where a method has several, with their 90% CIs as bars (:mod:`pibench.reports.statistics`); the nominal coverage as a
     vertical line. Coverage is the summary's headline coverage:
     marginal for series, joint for sets of sequences (the axis says which). Lengths are in each dataset's
     own units."""
@@ -38,6 +38,10 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
             ax.scatter(x, points["mean_length"], label=method, alpha=0.85, zorder=3, **styles[method].points())
+            if len(points) > 1:  # a method's settings share its colour and marker: each is named beside its point
+                for xi, yi, setting in zip(x, points["mean_length"], points["setting"]):
+                    ax.annotate(str(setting), (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=6.5,
+                                color=styles[method].colour, zorder=4)
             if "coverage_ci_low" in points and points["coverage_ci_low"].notna().any():
                 ax.errorbar(x, points["mean_length"], fmt="none", ecolor=styles[method].colour, alpha=0.5,
                             elinewidth=0.9, zorder=2,
