@@ -122,15 +122,21 @@ def _message(exc: Exception) -> str:
     return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
 
 
-def _check_task(task: Task, problem, cls: type[IntervalMethod]) -> tuple[int, int]:
-    """Raise ValueError if the task's method (class ``cls``), parameters or protocol cannot run on
-    ``problem``; else (test steps, fits) of its protocol ((0, 0) for sets)."""
+def _checked_method(task: Task, cls: type[IntervalMethod]) -> IntervalMethod:
+    """The task's method (class ``cls``) built and its parameters checked: no data needed (ValueError)."""
     c = task.config
     method = build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed, cls)
     method.check_params()
+    return method
+
+
+def _check_task(task: Task, problem, cls: type[IntervalMethod]) -> tuple[int, int]:
+    """Raise ValueError if the task's method (class ``cls``), parameters or protocol (its keys, types and
+    kind checked before, :func:`_protocol_problems`) cannot run on ``problem``; else (test steps, fits) of its
+    protocol ((0, 0) for sets)."""
+    method = _checked_method(task, cls)
     method.prepare(problem)
     if isinstance(problem, SeriesProblem):
-        check_protocol(task.config["protocol"])
         schedule = series_schedule(problem, **task.config["protocol"])
         method.check_window(schedule.window, problem.n_groups)
         return schedule.stop - problem.test_start, len(schedule.fit_steps)
@@ -142,6 +148,45 @@ LARGE_STEPS, LARGE_FITS = 100_000, 2_000
 LONG_RUN_NOTE = "expect a long run"
 #: A sets dataset with fewer test sequences gets a line: its joint coverage moves in steps of 2 points or more.
 FEW_TEST_SEQUENCES = 50
+
+
+def _about_dataset(label: str, exc: Exception) -> str:
+    message = _message(exc)
+    return message if message.startswith(f"dataset {label!r} ") else f"dataset {label!r}: {message}"
+
+
+def _about_task(task: Task, exc: Exception) -> str:
+    """A task's problem; one that names its method already (a parameter the method lacks) is the same line for
+    every setting and dataset."""
+    c, message = task.config, _message(exc)
+    if message.startswith(f"method {c['method']['name']!r} "):
+        return message
+    return f"method {c['method']['name']!r} ({c['setting']}) on dataset {c['dataset']['label']!r}: {message}"
+
+
+def _check_methods(tasks: list[Task], classes: dict[str, type[IntervalMethod]], problems: dict[str, None]) -> None:
+    """:func:`_checked_method` for tasks whose data did not load or whose protocol is wrong, problems noted."""
+    for task in tasks:
+        cls = classes.get(task.config["method"]["name"])
+        if cls is None:
+            continue  # its problem is noted
+        try:
+            _checked_method(task, cls)
+        except Exception as exc:
+            problems[_about_task(task, exc)] = None
+
+
+def _protocol_problems(tasks: list[Task], problems: dict[str, None]) -> set[str]:
+    """The series protocols of ``tasks`` (JSON) whose keys, types or kind are wrong, each problem noted once."""
+    wrong = set()
+    for text in dict.fromkeys(json.dumps(t.config["protocol"], sort_keys=True) for t in tasks
+                              if t.config["protocol"].get("kind") != "set"):
+        try:
+            check_protocol(json.loads(text))
+        except Exception as exc:
+            problems[f"protocol {json.loads(text)}: {_message(exc)}"] = None
+            wrong.add(text)
+    return wrong
 
 
 class Prepared(NamedTuple):
@@ -181,6 +226,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     notes: dict[str, None] = dict.fromkeys(getattr(tasks, "notes", []))
     not_applicable: dict[str, None] = {}
     classes = _method_classes(tasks, problems, notes)
+    wrong_protocols = _protocol_problems(tasks, problems)
     shipped = {name: ship(cls) for name, cls in classes.items()}  # one pickle per class, shared by its tasks
     bound: dict[int, Task] = {}
     code = code_version()
@@ -195,11 +241,13 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
         except DataNotFoundError as exc:
             if tasks[indices[0]].config["dataset"].get("optional"):
                 notes[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
-            else:
-                problems[f"dataset {label!r}: {_message(exc)}"] = None
+                continue
+            problems[_about_dataset(label, exc)] = None
+            _check_methods([tasks[i] for i in indices], classes, problems)
             continue
         except Exception as exc:
-            problems[f"dataset {label!r}: {_message(exc)}"] = None
+            problems[_about_dataset(label, exc)] = None
+            _check_methods([tasks[i] for i in indices], classes, problems)  # every problem of the run at once
             continue
         if isinstance(problem, SetProblem) and problem.test.n < FEW_TEST_SEQUENCES:
             notes[f"dataset {label!r} has {problem.test.n} test sequence(s): its joint coverage moves in steps of "
@@ -211,14 +259,16 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             if cls is None:
                 continue  # its problem is noted
             task = tasks[i]
+            if json.dumps(c["protocol"], sort_keys=True) in wrong_protocols:
+                _check_methods([task], classes, problems)
+                continue
             try:
                 steps, fits = _check_task(task, problem, cls)
             except NotApplicable as exc:
                 not_applicable[f"method {c['method']['name']!r} left out on dataset {label!r}: {_message(exc)}"] = None
                 continue
             except Exception as exc:
-                where = f"method {c['method']['name']!r} ({c['setting']}) on dataset {c['dataset']['label']!r}"
-                problems[f"{where}: {_message(exc)}"] = None
+                problems[_about_task(task, exc)] = None
                 continue
             if steps > LARGE_STEPS or fits > LARGE_FITS:
                 notes[f"dataset {label!r}: {steps:,} online test steps and {fits:,} refits per task (the default "

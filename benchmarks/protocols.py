@@ -55,12 +55,24 @@ class SeriesSchedule:
 
 
 def check_protocol(protocol: dict) -> None:
-    """A series protocol's keys and value types (ValueError with the fix); ranges are :func:`series_schedule`'s."""
+    """A series protocol's keys, value types and kind (ValueError with the fix): all that needs no data;
+    the ranges are :func:`series_schedule`'s."""
     allowed = [k for k in parameter_types(series_schedule) if k != "problem"]
     unknown = sorted(set(protocol) - set(allowed))
-    if unknown:
-        raise ValueError(f"protocol has no key(s) {unknown}; it takes {allowed}.")
-    check_arguments(series_schedule, protocol, "protocol")
+    found = [f"protocol has no key(s) {unknown}; it takes {allowed}."] if unknown else []
+    for check, arguments in ((check_arguments, (series_schedule, {k: v for k, v in protocol.items() if k in allowed},
+                                                "protocol")), (_check_kind, (protocol.get("kind", "online"),))):
+        try:
+            check(*arguments)
+        except ValueError as exc:
+            found.append(str(exc))
+    if found:
+        raise ValueError(" ".join(dict.fromkeys(found)))
+
+
+def _check_kind(kind) -> None:
+    if kind not in ("online", "offline"):
+        raise ValueError(f"protocol kind={kind!r}; use 'online' or 'offline'.")
 
 
 def series_schedule(
@@ -72,8 +84,7 @@ def series_schedule(
     test_steps: int | None = None,
 ) -> SeriesSchedule:
     """Validate a series protocol's parameters and list its fits."""
-    if kind not in ("online", "offline"):
-        raise ValueError(f"protocol kind={kind!r}; use 'online' or 'offline'.")
+    _check_kind(kind)
     window = problem.test_start if window is None else int(window)
     if not 0 < window <= problem.test_start:
         raise ValueError(

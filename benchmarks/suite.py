@@ -143,7 +143,7 @@ class SuiteError(ValueError):
         if len(problems) == 1:
             super().__init__(f"suite {path}: {problems[0]}")
         else:
-            head = f"suite {path} has {len(problems)} problems (format at the top of benchmarks/suite.py):"
+            head = f"suite {path} has {len(problems)} problems (the format: docs/guide/suites.md):"
             super().__init__(head + "".join(f"\n  - {p}" for p in problems))
 
 
@@ -342,7 +342,7 @@ def _check_command_line_dataset(name: str, params: dict) -> None:
     raise ValueError(f"dataset {name!r} needs {', '.join(missing)}, which only a suite file can give: save the two "
                      f"lines `datasets = [{{ name = \"{name}\", params = {{ {example} }} }}]` and "
                      f"`methods = [{{ name = \"cfrnn\" }}]` as my_suite.toml and run "
-                     "`pibench run --suite my_suite.toml` (format at the top of benchmarks/suite.py).")
+                     "`pibench run --suite my_suite.toml` (the format: docs/guide/suites.md).")
 
 
 _EXAMPLE_VALUES = {"path": '"sets.csv"', "input_length": "10", "horizon": "2", "target": '"y"'}

@@ -37,9 +37,9 @@ class AutoRegInterval(IntervalMethod):
 
     def _check_param_values(self) -> None:
         super()._check_param_values()
-        if isinstance(self.lags, str):
-            one_of("lags", self.lags, ("aic", "bic"))
-        elif isinstance(self.lags, bool) or self.lags < 1:
+        if isinstance(self.lags, str) and self.lags not in ("aic", "bic"):
+            raise ValueError(f"lags={self.lags!r}: give an order >= 1 (lags = 2), or 'aic' / 'bic' to select it.")
+        if not isinstance(self.lags, str) and (isinstance(self.lags, bool) or self.lags < 1):
             raise ValueError(f"lags={self.lags} must be >= 1, or 'aic' / 'bic' to select the order.")
         one_of("trend", self.trend, ("c", "n"))
         positive_int("max_lags", self.max_lags)

@@ -403,7 +403,8 @@ def comparison_tables(groups: dict) -> str:
                     f"{', '.join(compared)}, the ones every row has; the interval score is each row's mean over all "
                     "its seeds, so a difference need not equal the difference of two scores shown." if mixed else "")
         parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
-                     f"{table['reference'].iloc[0]} (the lowest mean score){on_seeds}\n\n" + _markdown(pd.DataFrame(rows)))
+                     f"{table['reference'].iloc[0]} (the lowest mean score){on_seeds}\n\n"
+                     + _markdown(pd.DataFrame(rows)))
     if len(ranks) > 1:
         both = pd.concat(ranks)
         summary = both.groupby(["method", "setting"]).agg(groups=("rank", "size"), mean_rank=("rank", "mean"),

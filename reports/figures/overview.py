@@ -13,10 +13,10 @@ from pibench.reports.figures.style import figure_styles, legend_outside, new_fig
 
 def tradeoff_figure(results: StoredResults) -> Figure | None:
     """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
-    seed means, named by its setting where a method has several, with their 90% CIs as bars (:mod:`pibench.reports.statistics`); the nominal coverage as a
-    vertical line. Coverage is the summary's headline coverage:
-    marginal for series, joint for sets of sequences (the axis says which). Lengths are in each dataset's
-    own units."""
+    seed means, named by its setting where a method has several, with their 90% CIs as bars
+    (:mod:`pibench.reports.statistics`); the nominal coverage as a vertical line. Coverage is the summary's
+    headline coverage: marginal for series, joint for sets of sequences (the axis says which). Lengths are in
+    each dataset's own units."""
     rows = results.finished()
     if rows.empty:
         return None
