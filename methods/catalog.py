@@ -68,11 +68,18 @@ def import_method_file(path: str | Path) -> ModuleType:
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
+    import_builtin_methods()  # so that what the file registers is told apart from the built-in methods
+    before = dict(registered_methods())
     try:
-        return importlib.import_module(name)
+        module = importlib.import_module(name)
     except Exception as exc:
         raise ValueError(f"--plugin {path}: importing it failed ({type(exc).__name__}: {exc}); fix the file and "
                          "run again.") from None
+    after = registered_methods()
+    if not any(before.get(key) is not cls for key, cls in after.items()):
+        raise ValueError(f"--plugin {path}: the file registers no method; put @register (from pibench import "
+                         "register) above your IntervalMethod class, with name = \"my_method\" in it.")
+    return module
 
 
 def available_methods() -> dict[str, type[IntervalMethod]]:

@@ -154,7 +154,11 @@ def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, m
         for name in ("cli_plugin", "cli_width"):
             sys.modules.pop(name, None)
     (tmp_path / "broken.py").write_text("raise RuntimeError('half written')\n")
+    (tmp_path / "unregistered.py").write_text(PLUGIN_FILE.replace("@register\n", "").replace("cli_last_pm", "cli_u"))
     for path, message in ((tmp_path / "none.py", "no such Python file"),
-                          (tmp_path / "broken.py", "importing it failed (RuntimeError: half written)")):
+                          (tmp_path / "broken.py", "importing it failed (RuntimeError: half written)"),
+                          (tmp_path / "unregistered.py", "the file registers no method; put @register")):
         assert main(["run", "--plugin", str(path), "--results-dir", str(tmp_path / "r")]) == 2
         assert message in capsys.readouterr().err
+    for name in ("unregistered", "cli_width"):
+        sys.modules.pop(name, None)
