@@ -171,7 +171,7 @@ def csv_problem(
                 if dated else "")
         raise ValueError(
             f"{path}: {int(bad.sum())} row(s) have a missing, non-numeric or infinite value in "
-            f"{[target, *features]} (first rows {rows}); clean or drop them.{hint}"
+            f"{[target, *features]} (first rows {rows}, counted from 0 under the header); clean or drop them.{hint}"
         )
     check_magnitude(values.to_numpy(float), [target, *features], path)
     n_rows = len(frame)

@@ -56,7 +56,8 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     bad = ~np.isfinite(values.to_numpy(float))
     if bad.any():
         raise ValueError(f"{path}: {int(bad.sum())} row(s) have a missing or non-numeric {value_column!r} (first "
-                         f"rows {np.flatnonzero(bad)[:5].tolist()}); clean or drop them.")
+                         f"rows {np.flatnonzero(bad)[:5].tolist()}, counted from 0 under the header); clean or drop "
+                         "them.")
     check_magnitude(values.to_numpy(float), [value_column], path)
     frame = frame.assign(**{value_column: values})
     if frame.duplicated([id_column, step_column]).any():

@@ -213,7 +213,8 @@ def test_csv_dates_that_read_both_ways_ask_for_their_format(tmp_path: Path) -> N
 
 def test_csv_dates_as_the_target_say_to_give_them_as_time(tmp_path: Path) -> None:
     path = _days_file(tmp_path, "%Y-%m-%d")
-    with pytest.raises(ValueError, match=r"first rows \[0, 1, 2, 3, 4\]\); clean or drop them. 'date' holds dates: "
+    with pytest.raises(ValueError, match=r"first rows \[0, 1, 2, 3, 4\], counted from 0 under the header\); clean or "
+                                         r"drop them. 'date' holds dates: "
                                          "give it as time"):
         csv_problem(path=path, target="date")
 
