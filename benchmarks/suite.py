@@ -166,11 +166,11 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
         with open(path, "rb") as fh:
             suite = tomllib.load(fh)
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"suite file {path} is not valid TOML: {exc}. Fix that line (format at the top of "
-                         "benchmarks/suite.py).") from None
+        raise ValueError(f"suite file {path} is not valid TOML: {exc}. Fix that line (the format: "
+                         "docs/guide/suites.md).") from None
     except UnicodeDecodeError:
-        raise ValueError(f"suite file {path} is not text (not UTF-8): give a TOML suite file (format at the top "
-                         "of benchmarks/suite.py) or a built-in suite name.") from None
+        raise ValueError(f"suite file {path} is not text (not UTF-8): give a TOML suite file (the format: "
+                         "docs/guide/suites.md) or a built-in suite name.") from None
     suite.setdefault("name", path.stem)
     problems = _schema_problems(suite)
     if not problems:

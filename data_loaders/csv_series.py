@@ -111,8 +111,9 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> No
             raise ValueError(
                 f"{path}: the column {name!r} holds dates newest first ({column.iloc[0]!r} in the first row, "
                 f"{column.iloc[-1]!r} in the last), and without time the rows are taken in file order, so the "
-                f"series would run backwards; give time = {name!r} in the dataset's params (a suite file) to order "
-                "the rows by it, or reverse the file.")
+                f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
+                f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
+                f"\"{name}\" }}), or reverse the file.")
 
 
 def _check_roles(target: str, features: list[str], time: str | None, path: Path) -> None:
@@ -180,7 +181,9 @@ def csv_problem(
         raise ValueError(
             f"{path}: the test span would hold {n_test} point(s) (test_fraction={test_fraction} of {n_rows} rows); "
             f"pibench needs at least {MIN_TEST_POINTS} test points for a coverage estimate worth reading. Give a "
-            "longer series or a larger test_fraction.")
+            f"longer series or a larger test_fraction in a suite file ([[datasets]] name = \"csv\" params = {{ path "
+            f"= \"{path}\", target = \"{target}\", test_fraction = {min(0.9, MIN_TEST_POINTS / n_rows + 0.05):.2f} "
+            "}).")
     return lagged_series_problem(
         f"csv:{path.name}:{target}", values[target].to_numpy(float), lags=lags, n_test=n_test, where=str(path),
         target=target, features=values[features].to_numpy(float) if features else None,
