@@ -224,7 +224,8 @@ def test_csv_rows_newest_first_without_time_are_an_error(tmp_path: Path) -> None
     path = _write(tmp_path / "n.csv", "date,y\n" + "".join(f"{d},{400 - i}\n" for i, d in enumerate(days)))
     with pytest.raises(ValueError, match=r"'date' holds dates newest first \('2021-02-03' in the first row, "
                                          r"'2020-01-01' in the last\).*with time = 'date' in a suite file "
-                                         r'\(\[\[datasets\]\] name = "csv" params = \{ path = ".*n.csv", target = "y", time = "date" \}'):
+                                         r'\(\[\[datasets\]\] name = "csv" params = \{ path = ".*n.csv", target = "y", '
+                                         r'time = "date" \}'):
         csv_problem(path=path, target="y")
     p = csv_problem(path=path, target="y", time="date", lags=1)
     np.testing.assert_array_equal(p.y[:, 0], np.arange(2, 401))
