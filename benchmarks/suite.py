@@ -48,7 +48,7 @@ from pathlib import Path
 
 from pibench.benchmarks.shipping import ShippedClass
 from pibench.data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
-from pibench.data_loaders.validation import check_alpha
+from pibench.data_loaders.validation import check_alpha, did_you_mean
 from pibench.methods.catalog import get_method
 
 DEFAULT_SUITE = "default"
@@ -160,7 +160,7 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
     if not path.is_file():
         raise ValueError(
             f"unknown suite {str(name_or_path)!r}: not a built-in suite ({', '.join(sorted(suites))}) "
-            "nor an existing TOML file."
+            f"nor an existing TOML file.{did_you_mean(name_or_path, suites)}"
         )
     try:
         with open(path, "rb") as fh:

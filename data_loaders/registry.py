@@ -24,6 +24,7 @@ from pibench.data_loaders.packaged import PACKAGED
 from pibench.data_loaders.problems import Problem
 from pibench.data_loaders.regime import regime_problem
 from pibench.data_loaders.typed_params import check_arguments
+from pibench.data_loaders.validation import did_you_mean
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,8 @@ def parse_dataset_arg(text: str) -> tuple[str, dict]:
 def check_dataset_name(name: str) -> DatasetEntry:
     if name not in DATASETS:
         raise ValueError(
-            f"unknown dataset {name!r}; available: {', '.join(DATASETS)} (or csv:PATH:TARGET). "
-            "Run `pibench list` for descriptions."
+            f"unknown dataset {name!r}.{did_you_mean(name, DATASETS)} Available: {', '.join(DATASETS)} (or "
+            "csv:PATH:TARGET). Run `pibench list` for descriptions."
         )
     return DATASETS[name]
 

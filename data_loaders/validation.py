@@ -27,3 +27,11 @@ def check_alpha(alpha: float) -> float:
             "e.g. alpha=0.1 for 90% intervals."
         )
     return alpha
+
+
+def did_you_mean(name: str, choices) -> str:
+    """" Did you mean 'aci'?" for the closest of ``choices`` to a mistyped ``name`` (difflib's ratio >= 0.6), or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pibench.methods as methods
+from pibench.data_loaders.validation import did_you_mean
 from pibench.methods.base import IntervalMethod, register, registered_methods
 
 ENTRY_POINT_GROUP = "pibench.methods"
@@ -94,7 +95,7 @@ def get_method(name: str) -> type[IntervalMethod]:
     known = available_methods()
     if name not in known:
         raise ValueError(
-            f"unknown method {name!r}; available: {', '.join(known)}. "
+            f"unknown method {name!r}.{did_you_mean(name, known)} Available: {', '.join(known)}. "
             "Run `pibench list` to see methods, datasets and suites."
         )
     return known[name]

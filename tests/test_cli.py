@@ -86,6 +86,9 @@ def test_list_shows_methods_datasets_and_suites(capsys):
     (["run", "--datasets", "nope"], "unknown dataset 'nope'"),
     (["run", "--suite", "nope"], "unknown suite 'nope'"),
     (["run", "--datasets", "csv:only-a-path"], "csv:PATH:TARGET"),
+    (["run", "--methods", "acii"], "unknown method 'acii'. Did you mean 'aci'?"),
+    (["run", "--datasets", "arr"], "unknown dataset 'arr'. Did you mean 'ar'?"),
+    (["run", "--suite", "defualt"], "nor an existing TOML file. Did you mean 'default'?"),
 ])
 def test_user_errors_are_one_clear_line(argv, message, tmp_path, capsys):
     assert main(argv + ["--results-dir", str(tmp_path)]) == 2
