@@ -199,12 +199,16 @@ def _seed_means(rows: pd.DataFrame, metrics: list[str], statistics: pd.DataFrame
 
 
 #: How the tables print a value with its CI, and the note under a table that has them.
-STATISTICS_NOTE = ("_[low, high]: 90% bootstrap CI (test steps by the stationary block bootstrap, whole steps of a "
-                   "panel together; test sequences one by one; seeds resampled, then units; capped lengths). "
-                   "p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence and conditional "
-                   "coverage tests (counts pooled over series and seeds), p joint: binomial test of joint coverage; "
-                   "* rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on the interval score "
-                   "(the oracle is not compared)._\n")
+def statistics_note(series: bool, sets: bool) -> str:
+    """The footnote of the tables with statistics, naming the tests of the kinds of rows shown."""
+    units = [u for u, shown in (("test steps by the stationary block bootstrap, whole steps of a panel together",
+                                 series), ("test sequences one by one", sets)) if shown]
+    tests = [t for t, shown in (("p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence "
+                                 "and conditional coverage tests (counts pooled over series and seeds)", series),
+                                ("p joint: binomial test of joint coverage", sets)) if shown]
+    return (f"_[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units; capped lengths). "
+            f"{', '.join(tests)}; * rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on the "
+            "interval score (the oracle is not compared)._\n")
 
 
 def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, digits: int = 3) -> None:
@@ -362,7 +366,7 @@ def markdown_table(frame: pd.DataFrame, statistics: pd.DataFrame | None = None) 
         parts.append(_sets_table(set_part, statistics))
         parts.extend(_per_horizon_tables(set_part))
     if statistics is not None and len(statistics):
-        parts.append(STATISTICS_NOTE)
+        parts.append(statistics_note(bool(len(series)), bool(len(set_part))))
     return "\n".join(parts)
 
 

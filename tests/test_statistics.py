@@ -284,3 +284,12 @@ def test_rows_with_seeds_others_lack_are_compared_on_the_shared_seeds_and_the_ta
     tables = comparison_tables(compute_statistics([*records, second], read).groups)
     assert "pair the rows on seeds 0, 1, the ones every row has" in tables and "| seeds |" in tables
     assert "pair the rows" not in comparison_tables(compute_statistics(records, read).groups)
+
+
+def test_the_footnote_names_the_tests_of_the_rows_shown():
+    from pibench.reports.summary import statistics_note
+
+    series, sets, both = statistics_note(True, False), statistics_note(False, True), statistics_note(True, True)
+    assert "Kupiec" in series and "p joint" not in series and "sequences one by one" not in series
+    assert "Kupiec" not in sets and "p joint" in sets and "block bootstrap" not in sets
+    assert all(part in both for part in ("Kupiec", "p joint", "block bootstrap", "sequences one by one"))

@@ -96,7 +96,8 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     low = min(float(joint["joint"].min()), *nominals)
     joint_ax.set_xlim(max(0.0, low - 5), 100.5)
     seeds = int(joint.groupby(["method", "setting"]).size().max())
-    joint_ax.set(xlabel="joint coverage (%)", title=f"joint coverage ({seeds} seeds: mean +/- std)")
+    spread = "1 seed" if seeds == 1 else f"{seeds} seeds: mean +/- std"
+    joint_ax.set(xlabel="joint coverage (%)", title=f"joint coverage ({spread})")
     for ax in (cov_ax, width_ax, joint_ax):
         ax.grid(alpha=0.3)
     legend_outside(fig, [cov_ax])
