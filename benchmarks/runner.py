@@ -401,7 +401,8 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
             phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads, device) for t, fits in chunks]
             jobs = len(todo) + len(chunks)
             with parallel_backend(backend, n_jobs, scheduler) as workers, \
-                    tqdm(total=jobs, desc="pibench", unit="job", disable=progress is not True) as bar:
+                    tqdm(total=jobs, desc=f"{len(todo)} tasks + {len(chunks)} shared fit chunks" if chunks else
+                         "pibench", unit="job", disable=progress is not True) as bar:
                 finished = itertools.count(1)
 
                 def log(record: dict) -> None:
