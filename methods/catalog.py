@@ -78,6 +78,7 @@ def import_method_file(path: str | Path) -> ModuleType:
                          "run again.") from None
     after = registered_methods()
     if not any(before.get(key) is not cls for key, cls in after.items()):
+        sys.modules.pop(name, None)  # the file, once fixed, is imported afresh
         raise ValueError(f"--plugin {path}: the file registers no method; put @register (from pibench import "
                          "register) above your IntervalMethod class, with name = \"my_method\" in it.")
     return module
