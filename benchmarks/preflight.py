@@ -228,6 +228,8 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     classes = _method_classes(tasks, problems, notes)
     wrong_protocols = _protocol_problems(tasks, problems)
     shipped = {name: ship(cls) for name, cls in classes.items()}  # one pickle per class, shared by its tasks
+    # each class's code named once, before any task's checks run its code (which may fill what the name reads)
+    plugins = {name: method_code_identity(cls) for name, cls in classes.items()}
     bound: dict[int, Task] = {}
     code = code_version()
     by_dataset: dict[tuple, list[int]] = {}
@@ -275,7 +277,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
                       "suite's are 2,000 and 20); " + LONG_RUN_NOTE + ", or shorten the test span, raise retrain_every "
                       "or use the suite's --quick variant"] = None
             identity: dict[str, object] = {"data": fingerprint, "code": code}
-            plugin = method_code_identity(cls)
+            plugin = plugins[c["method"]["name"]]
             if plugin:
                 identity["plugin"] = plugin
             bound[i] = task.bound(identity, shipped[c["method"]["name"]])

@@ -160,7 +160,7 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
     if not path.is_file():
         raise ValueError(
             f"unknown suite {str(name_or_path)!r}: not a built-in suite ({', '.join(sorted(suites))}) "
-            f"nor an existing TOML file.{did_you_mean(name_or_path, suites)}"
+            f"nor an existing TOML file.{did_you_mean(str(name_or_path), suites)}"
         )
     try:
         with open(path, "rb") as fh:

@@ -22,17 +22,20 @@ checkout or install). A method defined elsewhere is named by two things:
   (:func:`method_code_identity`; the class then travels to the workers by value,
   which check its files, :func:`source_identity`): bytecode, constants and names of
   its functions, their defaults and closures, its bases, and the globals they load
-  (functions and classes of the same module recursively; immutable plain values,
-  numbers, strings and tuples of them, as they are; any other object, such as a
-  cache the method fills or a logger, by its type only, so state that changes as
-  the method runs never changes its name). So a second class of the same name in
-  one script, a global a loop sets between runs, or a helper cell edited and run
-  again without the class's cell is new code. It is all that names a class with no
-  source file (a notebook cell, ``python -c``). What it cannot see: the contents of
-  a mutable global (a dict or an array of settings edited in place; put settings in
-  parameters or plain globals), code reached only through such objects, and a
-  helper module's plain global edited in its file without importing it again
-  (a module may set its own globals as it runs, so they are not compared).
+  (functions and classes of the same module recursively, also behind ``functools.partial``,
+  ``lru_cache`` and ``cached_property``; immutable plain values, numbers, strings and
+  tuples of them, as they are; for a class with no source file of its own, a notebook
+  cell's, containers of data too, lists, dicts, sets and numeric arrays, by their contents,
+  since no file holds a cell's settings; any other object, such as a logger, or a cache the
+  method of a file's module fills, by its type only, so state that changes as the method
+  runs never changes its name). So a second class of the same name in one script, a global
+  a loop sets between runs, a class cell run again with another dict of settings, or a
+  helper cell edited and run again without the class's cell is new code. It is all that
+  names a class with no source file (a notebook cell, ``python -c``). What it cannot see:
+  the contents of other mutable objects (a DataFrame, an object's attributes), code
+  reached only through such objects, and a helper module's plain global edited in its
+  file without importing it again (a module may set its own globals as it runs, so they
+  are not compared).
 
 A changed helper file is imported again in the order the helpers import each other.
 """
@@ -126,15 +129,50 @@ def _plain(value: object) -> bool:
     return isinstance(value, (tuple, frozenset)) and all(_plain(v) for v in value)
 
 
+#: Data held by a value larger than this is named by its type only (a dataset a notebook holds, say).
+MAX_DATA_BYTES = 256 * 2**20
+
+
+def data_content(value: object, budget: list[int] | None = None) -> bytes | None:
+    """The bytes of a container of data, the same in every process: lists, dicts, sets and tuples of plain
+    values (:func:`_plain`) and of such containers, and numpy arrays of numbers (dtype, shape, bytes); None
+    for anything else, or past :data:`MAX_DATA_BYTES` in all."""
+    import numpy as np
+
+    budget = [MAX_DATA_BYTES] if budget is None else budget
+    out: bytes | None = None
+    if _plain(value):
+        out = canonical_repr(value).encode()
+    elif isinstance(value, np.ndarray) and value.dtype.kind in "biufcmM":
+        out = f"ndarray({value.dtype.str}, {value.shape})".encode() + np.ascontiguousarray(value).tobytes()
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        parts = [data_content(v, budget) for v in value]
+        if all(p is not None for p in parts):
+            items = [p for p in parts if p is not None]
+            out = f"{type(value).__name__}[".encode() + b",".join(
+                sorted(items) if isinstance(value, (set, frozenset)) else items) + b"]"
+    elif isinstance(value, dict) and all(_plain(k) for k in value):
+        pairs = [(canonical_repr(k).encode(), data_content(v, budget)) for k, v in value.items()]
+        if all(v is not None for _, v in pairs):
+            out = b"dict[" + b",".join(sorted(k + b":" + v for k, v in pairs if v is not None)) + b"]"
+    if out is None:
+        return None
+    budget[0] -= len(out)
+    return out if budget[0] >= 0 else None
+
+
 class _CodeDigest:
     """Feeds a hash with what defines a class, function or code object (module docstring), following the
     functions and classes of ``module`` that the code reads, each once; ``other_modules`` collects the
     modules whose functions, classes or selves it reads, which are named, not read. A value that is not
     :func:`_plain` (a dict a method fills as a cache, a logger, an array) is named by its type only: state
-    the method changes as it runs, or a repr that differs between processes, never changes the digest."""
+    the method changes as it runs, or a repr that differs between processes, never changes the digest;
+    unless ``read_data`` (a class with no source file of its own: a notebook cell's), where containers of
+    data are read (:func:`data_content`): a cell's settings are not in any file."""
 
-    def __init__(self, module: str):
+    def __init__(self, module: str, read_data: bool = False):
         self.module = module
+        self.read_data = read_data
         self.h = hashlib.sha256()
         self.seen: set[int] = set()
         self.other_modules: set[str] = set()
@@ -142,9 +180,23 @@ class _CodeDigest:
     def add(self, obj: object) -> None:
         if isinstance(obj, (staticmethod, classmethod)):
             obj = obj.__func__
+        if isinstance(obj, functools.cached_property):
+            obj = obj.func
         if isinstance(obj, property):
             for part in (obj.fget, obj.fset, obj.fdel):
                 self.add(part)
+        elif isinstance(obj, (functools.partial, functools.partialmethod)):  # its function and its arguments
+            self.h.update(b"partial ")
+            self._global(obj.func)
+            for value in obj.args:
+                self._global(value)
+            for key, value in sorted(obj.keywords.items()):
+                self.h.update(key.encode() + b"=")
+                self._global(value)
+        elif not isinstance(obj, (types.FunctionType, type)) and isinstance(
+                getattr(obj, "__wrapped__", None), types.FunctionType):  # functools.lru_cache, cache
+            self.h.update(f"<{type(obj).__qualname__}> ".encode())
+            self._global(obj.__wrapped__)  # type: ignore[attr-defined]
         elif isinstance(obj, types.FunctionType):
             if id(obj) in self.seen:
                 return
@@ -187,6 +239,8 @@ class _CodeDigest:
                     self._global(value)
         elif _plain(obj):
             self.h.update(canonical_repr(obj).encode())
+        elif self.read_data and (content := data_content(obj)) is not None:
+            self.h.update(hashlib.sha256(content).digest())
         else:
             self.h.update(f"<{type(obj).__module__}.{type(obj).__qualname__}>".encode())
 
@@ -217,7 +271,8 @@ class _CodeDigest:
 
 
 def _is_code(value: object) -> bool:
-    return isinstance(value, (types.FunctionType, staticmethod, classmethod, property))
+    return isinstance(value, (types.FunctionType, staticmethod, classmethod, property, functools.cached_property,
+                              functools.partialmethod))
 
 
 def _module_of(value: object) -> str | None:
@@ -231,7 +286,7 @@ def _module_of(value: object) -> str | None:
 
 def class_code_digest(cls: type) -> str:
     """The digest of a class's own code and what it reads (:class:`_CodeDigest`)."""
-    digest = _CodeDigest(cls.__module__)
+    digest = _CodeDigest(cls.__module__, read_data=not _defined_in_its_module_file(cls))
     digest.add(cls)
     return digest.h.hexdigest()
 

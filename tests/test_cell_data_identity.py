@@ -1,0 +1,159 @@
+"""A notebook cell's settings are part of its method's name: data a class without a source file reads (class
+attributes and globals holding lists, dicts, sets or arrays), and helpers behind functools wrappers."""
+
+import os
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import pibench.methods.base as base
+from pibench import run
+from pibench.methods.code_identity import MAX_DATA_BYTES, data_content, method_code_identity
+
+HEAD = "import functools\nimport numpy as np\nfrom pibench import Interval, IntervalMethod, register\n"
+
+CLASS_CELL = '''
+@register
+class Banded(IntervalMethod):
+    name = "banded_cell"
+    LEVELS = {levels}
+
+    def fit(self, data, calibration=None):
+        self.last_ = data.y[-1]
+        return self
+
+    def predict_interval(self, X):
+        half = {half}
+        point = self.last_[None, :]
+        return Interval(point - half, point + half, point)
+
+    def update(self, y):
+        self.last_ = y[-1]
+'''
+
+
+def cell_class(namespace: dict, levels: str = "{'scale': 1.0}", half: str = "self.LEVELS['scale']",
+               extra: str = "") -> type:
+    """Run the class cell (after ``extra``, a helper cell) in ``namespace``, a notebook's ``__main__``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", base.MethodReplaced)
+        exec(compile(HEAD + extra, "<cell 1>", "exec"), namespace)
+        exec(compile(CLASS_CELL.format(levels=levels, half=half), "<cell 2>", "exec"), namespace)
+    return namespace["Banded"]
+
+
+@pytest.fixture
+def notebook():
+    yield {"__name__": "notebook_data"}
+    base._REGISTRY.pop("banded_cell", None)
+
+
+@pytest.mark.parametrize("first, second", [
+    ("{'scale': 1.0}", "{'scale': 0.5}"),   # a dict of settings
+    ("[1.0, 2.0]", "[1.0, 0.5]"),           # a list
+    ("{1.0, 2.0}", "{1.0, 0.5}"),           # a set
+    ("np.array([1.0, 2.0])", "np.array([1.0, 0.5])"),
+    ("np.array([1.0, 2.0])", "np.array([1.0, 2.0], dtype=np.float32)"),
+])
+def test_a_class_cell_run_again_with_other_data_in_an_attribute_is_new_code(notebook, first, second):
+    before = method_code_identity(cell_class(notebook, first))
+    assert method_code_identity(cell_class(notebook, first)) == before  # the same cell again: the same name
+    assert method_code_identity(cell_class(notebook, second)) != before
+
+
+def test_a_global_array_or_dict_of_a_cell_edited_or_replaced_is_new_code(notebook):
+    """A settings cell edited and run again, or an array edited in place: the class reads other data."""
+    cls = cell_class(notebook, half="SETTINGS['half'] * WEIGHTS[0]",
+                     extra="SETTINGS = {'half': 1.0}\nWEIGHTS = np.array([1.0, 2.0])\n")
+    before = method_code_identity(cls)
+    notebook["WEIGHTS"][0] = 0.5
+    edited = method_code_identity(cls)
+    exec("WEIGHTS = np.array([1.0, 2.0])\nSETTINGS = {'half': 2.0}", notebook)
+    replaced = method_code_identity(cls)
+    exec("SETTINGS = {'half': 1.0}", notebook)
+    assert len({str(before), str(edited), str(replaced)}) == 3 and method_code_identity(cls) == before
+
+
+@pytest.mark.parametrize("helper, edited", [
+    ("@functools.lru_cache\ndef factor():\n    return 1.0\n", "@functools.lru_cache\ndef factor():\n    return 0.5\n"),
+    ("@functools.cache\ndef factor():\n    return 1.0\n", "@functools.cache\ndef factor():\n    return 0.5\n"),
+    ("def _f(x):\n    return x\nfactor = functools.partial(_f, 1.0)\n",
+     "def _f(x):\n    return x\nfactor = functools.partial(_f, 0.5)\n"),
+    ("def _f(x):\n    return x\nfactor = functools.partial(_f, x=1.0)\n",
+     "def _f(x):\n    return 2 * x\nfactor = functools.partial(_f, x=1.0)\n"),
+])
+def test_a_helper_behind_a_functools_wrapper_edited_is_new_code(notebook, helper, edited):
+    before = method_code_identity(cell_class(notebook, half="factor()", extra=helper))
+    assert method_code_identity(cell_class(notebook, half="factor()", extra=helper)) == before
+    assert method_code_identity(cell_class(notebook, half="factor()", extra=edited)) != before
+
+
+def test_a_cached_property_edited_in_the_class_cell_is_new_code(notebook):
+    source = CLASS_CELL.replace('    LEVELS = {levels}\n', '    @functools.cached_property\n'
+                                '    def width(self):\n        return {levels}\n')
+    identities = []
+    for width in ("1.0", "0.5"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", base.MethodReplaced)
+            exec(compile(HEAD + source.format(levels=width, half="self.width"), "<cell>", "exec"), notebook)
+        identities.append(method_code_identity(notebook["Banded"]))
+    assert identities[0] != identities[1]
+
+
+def test_objects_that_are_not_data_stay_named_by_their_type(notebook):
+    """A dict of objects (a logger, a cache of fitted models) is state, not settings: filling it is no new code."""
+    cls = cell_class(notebook, half="1.0 if STATE is not None else 0.0", extra="STATE = {'a': object()}\n")
+    before = method_code_identity(cls)
+    notebook["STATE"]["b"] = object()
+    assert method_code_identity(cls) == before
+
+
+def test_data_content_is_exact_and_bounded():
+    assert data_content({"b": [1, 2], "a": (3.0,)}) == data_content({"a": (3.0,), "b": [1, 2]})
+    assert data_content([1, 2]) != data_content((1, 2)) != data_content({1, 2})
+    assert data_content(np.arange(3)) != data_content(np.arange(3).reshape(3, 1))
+    assert data_content(np.arange(3)) != data_content(np.arange(3, dtype=np.int32))
+    assert data_content([object()]) is None and data_content(np.array([object()])) is None
+    assert data_content({(1, 2): 1.0}) is not None and data_content({object(): 1.0}) is None
+    assert data_content(np.zeros(MAX_DATA_BYTES // 8 + 1)) is None  # too big to read at every run: its type names it
+
+
+def test_a_cells_set_of_settings_is_named_alike_in_every_process():
+    script = HEAD + CLASS_CELL.format(levels="{'x', 'y', 'z', 'w', 'v'}", half="1.0") + (
+        "from pibench.methods.code_identity import method_code_identity\nprint(method_code_identity(Banded))\n")
+    names = set()
+    for seed in ("1", "2", "3"):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr
+        names.add(done.stdout.strip())
+    assert len(names) == 1, names
+
+
+SUITE = """
+name = "cell_data"
+protocol = { kind = "online", window = 100, retrain_every = 50 }
+[[datasets]]
+name = "ar"
+params = { n_train = 150, n_test = 100 }
+[[methods]]
+name = "banded_cell"
+"""
+
+
+def test_a_settings_dict_edited_in_the_class_cell_runs_again_with_the_new_numbers(notebook, tmp_path):
+    """The notebook loop end to end: the class cell run again with {'scale': 0.5} computes anew (it used to
+    skip the task and show the old numbers), and with the first settings again finds the first record."""
+    (tmp_path / "suite.toml").write_text(SUITE)
+
+    def lengths(levels):
+        cell_class(notebook, levels)
+        result = run(tmp_path / "suite.toml", results_dir=tmp_path / "r", progress=False)
+        return len(result.run_report.executed), result.records[0]["mean_length"]
+
+    first, second, again = lengths("{'scale': 1.0}"), lengths("{'scale': 0.5}"), lengths("{'scale': 1.0}")
+    assert first[0] == 1 and second[0] == 1 and second[1] == pytest.approx(first[1] / 2, rel=1e-12)
+    assert again == (0, first[1])
