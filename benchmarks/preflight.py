@@ -19,8 +19,8 @@ from pibench.benchmarks.protocols import check_protocol, series_schedule
 from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.shipping import ship
 from pibench.benchmarks.suite import Task, check_runner_set
-from pibench.data_loaders.fingerprint import problem_fingerprint, source_files
-from pibench.data_loaders.paths import DataNotFoundError
+from pibench.data_loaders.fingerprint import problem_fingerprint, sha256_of, source_files
+from pibench.data_loaders.paths import DATASET_FILES, DataNotFoundError, data_path, unpublished_file_line
 from pibench.data_loaders.problems import Problem, SeriesProblem, SetProblem
 from pibench.data_loaders.registry import load_dataset
 from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
@@ -150,6 +150,20 @@ LONG_RUN_NOTE = "expect a long run"
 FEW_TEST_SEQUENCES = 50
 
 
+def _published_file_hint(task: Task, data_dir: str | None) -> str:
+    """Why a dataset's file may have failed to load: " (...) is not the published file ..." when it differs
+    from its pinned checksum (a truncated download, an edited copy), else ""."""
+    name = task.config["dataset"]["name"]
+    if name not in DATASET_FILES:
+        return ""
+    path = data_path(name, data_dir)
+    try:
+        line = unpublished_file_line(name, {str(path): sha256_of(path)}) if path.is_file() else None
+    except OSError:
+        return ""
+    return f" ({line})" if line else ""
+
+
 def _about_dataset(label: str, exc: Exception) -> str:
     message = _message(exc)
     return message if message.startswith(f"dataset {label!r} ") else f"dataset {label!r}: {message}"
@@ -239,7 +253,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     for indices in by_dataset.values():
         label = tasks[indices[0]].config["dataset"]["label"]
         try:
-            problem, fingerprint, _ = load_task_data(tasks[indices[0]], data_dir)
+            problem, fingerprint, files = load_task_data(tasks[indices[0]], data_dir)
         except DataNotFoundError as exc:
             if tasks[indices[0]].config["dataset"].get("optional"):
                 notes[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
@@ -248,9 +262,13 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             _check_methods([tasks[i] for i in indices], classes, problems)
             continue
         except Exception as exc:
-            problems[_about_dataset(label, exc)] = None
+            problems[_about_dataset(label, exc) + _published_file_hint(tasks[indices[0]], data_dir)] = None
             _check_methods([tasks[i] for i in indices], classes, problems)  # every problem of the run at once
             continue
+        unpublished = unpublished_file_line(tasks[indices[0]].config["dataset"]["name"], files,
+                                            ": its numbers are not on the paper's data")
+        if unpublished:
+            notes[f"dataset {label!r}: {unpublished}"] = None
         if isinstance(problem, SetProblem) and problem.test.n < FEW_TEST_SEQUENCES:
             notes[f"dataset {label!r} has {problem.test.n} test sequence(s): its joint coverage moves in steps of "
                   f"{100 / problem.test.n:.3g} points and says little (COVID-19 has 80); give more sequences or a "

@@ -288,9 +288,10 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     logs). Bad input raises ValueError before any work. Methods defined in this
     session (a notebook cell, a module imported or reloaded here) run as they are loaded now, in every
     worker. ``errors``: what failed tasks do, once the others finished: 'warn' (a warning naming each),
-    'raise' (:class:`TasksFailed`) or 'ignore' (read ``results.run_report.failed``). Methods left out on
-    datasets they cannot serve are named by a warning too. A selection of more than :data:`LARGE_RUN` tasks
-    (a grid typed too long, say) is refused unless ``yes=True``.
+    'raise' (:class:`TasksFailed`) or 'ignore' (read ``results.run_report.failed``). The run's notes (methods
+    left out on datasets they cannot serve, a method imported again, a data file other than the published one,
+    ...: ``results.run_report.notes``) are warnings too, unless 'ignore'. A selection of more than
+    :data:`LARGE_RUN` tasks (a grid typed too long, say) is refused unless ``yes=True``.
     """
     import warnings
 
@@ -315,7 +316,7 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     results = load_results(results_dir)
     results.run_report = report
     if errors != "ignore":
-        for line in (n for n in report.notes if " left out on " in n):
+        for line in report.notes:  # what the command line prints above its table
             warnings.warn(line, RunNote, stacklevel=2)
     failed = report.failure_lines()
     if failed and errors != "ignore":
@@ -328,4 +329,5 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
 
 
 class RunNote(UserWarning):
-    """What :func:`run` says beside its results: tasks that failed, methods left out on some datasets."""
+    """What :func:`run` says beside its results: tasks that failed, and the run's notes (methods left out on some
+    datasets, a method imported again, a data file other than the published one, ...)."""
