@@ -59,9 +59,13 @@ def fetch(
     expected = expected.lower() if expected else None
 
     dest = resolve_data_dir(data_dir) / df.folder / df.filename
+    found = ""  # what is in the way, said if getting the file fails
     if dest.is_file() and not force:
-        if expected is None or sha256_of(dest) == expected:
+        there = sha256_of(dest)
+        if expected is None or there == expected:
             return dest
+        found = (f"{dest} is there but is not the published file (sha256 {there[:12]}..., published "
+                 f"{expected[:12]}...); ")
 
     manual = (
         f"Download {src} by hand and save it as {dest} (or put it under any DIR as "
@@ -96,12 +100,12 @@ def fetch(
                             bar.close()
         except urllib.error.HTTPError as e:
             raise FetchError(
-                f"downloading {dataset_key} failed: HTTP {e.code} {e.reason} for {src}. {manual}"
+                f"{found}downloading {dataset_key} failed: HTTP {e.code} {e.reason} for {src}. {manual}"
             ) from e
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             raise FetchError(
-                f"could not reach {src} to download {dataset_key} ({reason}). {manual}"
+                f"{found}could not reach {src} to download {dataset_key} ({reason}). {manual}"
             ) from e
 
         got = h.hexdigest()

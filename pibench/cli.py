@@ -170,7 +170,10 @@ def _list(args: argparse.Namespace) -> int:
 def _fetch(args: argparse.Namespace) -> int:
     from pibench.data_loaders.fetch import fetch
 
-    path = fetch(args.name, args.data_dir, force=args.force)
+    url = args.url
+    if url is not None and "://" not in url:  # a path: the copy of the file you have
+        url = Path(url).expanduser().resolve().as_uri()
+    path = fetch(args.name, args.data_dir, url=url, force=args.force)
     print(f"{args.name}: {path}")
     return 0
 
@@ -237,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("--data-dir", default=None,
                        help="target folder (default: $PIBENCH_DATA or ~/.cache/pibench/data)")
     fetch.add_argument("--force", action="store_true", help="download again even if the file is present")
+    fetch.add_argument("--url", default=None, metavar="URL|PATH",
+                       help="get it from elsewhere: a mirror, or a copy you have (a path or file:// URL); checked "
+                            "against the published sha256 all the same")
     fetch.set_defaults(func=_fetch)
     return parser
 

@@ -275,3 +275,35 @@ def test_cli_fetch_offline_is_one_line_with_the_manual_route(tmp_path: Path, cap
     assert "could not reach http://127.0.0.1:9/unreachable" in err
     assert f"save it as {tmp_path / FESP_REL}" in err
     assert _leftovers(tmp_path / FESP_REL.parent) == []
+
+
+def test_cli_fetch_from_a_copy_you_have_checks_it(payload: bytes, fesp_sha: str, tmp_path: Path, capsys) -> None:
+    """``--url PATH``: a copy on this machine is placed where pibench looks, after its checksum passes; a wrong
+    copy is refused and leaves nothing behind. A dataset without a public download can be placed so too."""
+    from pibench.cli import main
+
+    good, bad = tmp_path / "prices.csv.gz", tmp_path / "other.csv.gz"
+    good.write_bytes(payload)
+    bad.write_bytes(payload + b"x")
+    assert main(["data", "fetch", "fesp", "--data-dir", str(tmp_path / "d"), "--url", str(bad)]) == 2
+    assert "checksum mismatch" in capsys.readouterr().err and not (tmp_path / "d" / FESP_REL).exists()
+    assert main(["data", "fetch", "fesp", "--data-dir", str(tmp_path / "d"), "--url", str(good)]) == 0
+    placed = tmp_path / "d" / FESP_REL
+    assert placed.read_bytes() == payload and str(placed) in capsys.readouterr().out
+    covid = DATASET_FILES["covid"]
+    copy = tmp_path / "covid.csv"
+    copy.write_bytes(b"not the covid file")
+    assert main(["data", "fetch", "covid", "--data-dir", str(tmp_path / "d"), "--url", copy.as_uri()]) == 2
+    assert f"expected sha256 {covid.sha256}" in capsys.readouterr().err
+
+
+def test_cli_fetch_offline_over_a_wrong_file_says_the_file_is_wrong(fesp_sha: str, tmp_path: Path, capsys) -> None:
+    from pibench.cli import main
+
+    dest = tmp_path / FESP_REL
+    dest.parent.mkdir(parents=True)
+    dest.write_bytes(b"an edited copy")
+    assert main(["data", "fetch", "fesp", "--data-dir", str(tmp_path)]) == 2  # the URL: a closed local port
+    err = capsys.readouterr().err
+    assert f"{dest} is there but is not the published file (sha256 " in err and "could not reach" in err
+    assert dest.read_bytes() == b"an edited copy"  # left as it was
