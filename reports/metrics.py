@@ -282,6 +282,10 @@ def rolling_coverage(covered_by_step: ArrayLike, window: int) -> NDArray[np.floa
     return (csum[window:] - csum[:-window]) / window
 
 
+#: The window of a series record's ``worst_rolling_coverage``, in test steps (a shorter span: its coverage).
+ROLLING_WINDOW = 100
+
+
 def worst_rolling_coverage(covered_by_step: ArrayLike, window: int) -> float:
     """Worst (minimum) moving-average coverage.
 
@@ -353,7 +357,7 @@ def series_metrics(
     upper: ArrayLike,
     alpha: float,
     cap: tuple[float, float],
-    rolling_window: int = 100,
+    rolling_window: int = ROLLING_WINDOW,
     volatility: ArrayLike | None = None,
 ) -> dict[str, Any]:
     """All metrics for the series setting, arrays (n_steps, G) (1-D treated as G = 1).

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pibench.reports.metrics import ROLLING_WINDOW
+
 KEY_COLUMNS = ["suite", "dataset", "alpha", "method", "setting", "seed"]
 SUMMARY_COLUMNS = KEY_COLUMNS + [
     "coverage", "coverage_kind", "marginal_coverage", "mean_length", "median_length", "std_length", "iqr_length",
@@ -72,6 +74,9 @@ def summary_row(record: dict) -> dict:
         row["coverage_kind"] = kind
     for h, cov in enumerate(record.get("per_horizon_coverage") or [], start=1):
         row[f"coverage_h{h}"] = float(cov)
+    groups = record.get("coverage_by_group")
+    if kind == "marginal" and groups and record.get("n_test"):  # a series: its test steps, of len(groups) points
+        row["test_steps"] = int(record["n_test"]) // len(groups)
     return row
 
 
@@ -277,6 +282,8 @@ def conditional_table(frame: pd.DataFrame) -> str:
     if ok.empty or "coverage_vol_high" not in ok or ok["coverage_vol_high"].isna().all():
         return ""
     ok = ok[ok["coverage_vol_high"].notna()]
+    if "test_steps" in ok:  # a span shorter than the window has no window but itself: its coverage, not a worst
+        ok = ok.assign(worst_rolling_coverage=ok["worst_rolling_coverage"].where(ok["test_steps"] >= ROLLING_WINDOW))
     ratio = [c for c in ORACLE_RATIO if c in ok and ok[c].notna().any()]
     table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
     for column in CONDITIONAL:
@@ -284,7 +291,8 @@ def conditional_table(frame: pd.DataFrame) -> str:
     table = _counts(table.rename(columns={**CONDITIONAL, **ORACLE_RATIO}), columns=("seeds",))
     table = table[[c for c in table.columns if c != "suite"] + ["suite"]]  # compact: the suite last
     return ("### Conditional coverage: where the intervals fail (volatility thirds by the oracle's scale where "
-            "known, else a causal rolling robust scale)\n\n" + _markdown(table))
+            f"known, else a causal rolling robust scale; worst window: over {ROLLING_WINDOW} test steps, - for a "
+            "shorter test span)\n\n" + _markdown(table))
 
 
 def _alpha_of(rows: pd.DataFrame) -> float | None:

@@ -234,3 +234,23 @@ def test_normalized_quantile_tracker_meets_the_regime_target(tmp_path):
         coverage, length = result[("score=normalized", regime)]
         assert abs(coverage - 0.9) <= 0.02 and length <= 1.3 * result[("oracle", regime)][1]
     assert result[("score=absolute", "volatile")][0] < result[("score=normalized", "volatile")][0]
+
+
+def test_the_worst_window_is_blank_where_the_test_span_is_shorter_than_the_window():
+    """A 60-step span has no 100-step window but itself: its 'worst window' would be its coverage, not a worst."""
+    from pibench.reports.metrics import ROLLING_WINDOW
+    from pibench.reports.summary import conditional_table, summary_row
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for method, steps in (("short", ROLLING_WINDOW - 40), ("long", 3 * ROLLING_WINDOW)):
+        y = rng.normal(size=(steps, 2))
+        metrics = series_metrics(y, y * 0 - 1.2, y * 0 + 1.2, 0.1, (-5.0, 5.0), volatility=np.abs(y))
+        rows.append(summary_row({"suite": "s", "dataset": "d", "alpha": 0.1, "method": method, "setting": "default",
+                                 "seed": 0, "status": "ok", "device": "cpu", **metrics}))
+    assert [r["test_steps"] for r in rows] == [ROLLING_WINDOW - 40, 3 * ROLLING_WINDOW]
+    table = conditional_table(pd.DataFrame(rows))
+    cells = {line.split("|")[2].strip(): line.split("|")[10].strip() for line in table.splitlines()
+             if line.startswith("| d |")}
+    assert cells["short"] == "-" and float(cells["long"]) == pytest.approx(100 * rows[1]["worst_rolling_coverage"],
+                                                                          abs=1e-3)
