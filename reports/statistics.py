@@ -239,7 +239,10 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
         out.append(row)
     table = pd.DataFrame(out)
     table["kind"] = "series" if dependent else "set"
-    table["compared_seeds"] = " ".join(map(str, seeds))  # what the differences, DM and the MCS rest on
+    table["compared_seeds"] = [tuple(seeds)] * len(table)  # what the differences, DM and the MCS rest on
+    if ref is not None:  # the reference first, then the rows by their mean loss
+        table = table.assign(_ref=[tuple(r[k] for k in ROW_KEYS) != ref for r in out]).sort_values(
+            ["_ref", "mean_loss"], kind="stable").drop(columns="_ref").reset_index(drop=True)
     if ref is not None:
         table["reference"] = " ".join(str(x) for x in ref[3:])
     return GroupComparison(ref, table)

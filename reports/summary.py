@@ -400,7 +400,7 @@ def comparison_tables(groups: dict) -> str:
         ranked = table[table["method"] != "oracle"].assign(rank=lambda t: t["mean_loss"].rank(method="average"))
         ranks.append(ranked)
         rows = []
-        compared = str(table["compared_seeds"].iloc[0]).split()
+        compared = [str(seed) for seed in table["compared_seeds"].iloc[0]]
         mixed = bool((table["seeds"] != len(compared)).any())  # some row has seeds another lacks
         for r in _sorted(table, ["method", "setting"]).itertuples():
             difference = "reference" if pd.isna(getattr(r, "difference", float("nan"))) else (

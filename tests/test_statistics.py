@@ -276,9 +276,12 @@ def test_rows_with_seeds_others_lack_are_compared_on_the_shared_seeds_and_the_ta
     def read(task_id):
         return wider if task_id == second["task_id"] else results.predictions(task_id)
 
-    alone = compare(records, read, reference="aci").set_index(["method", "setting"])
+    ordered = compare(records, read, reference="aci")
+    assert ordered["difference"].isna().iloc[0] and ordered["method"].iloc[0] == "aci"  # the reference first
+    assert ordered["mean_loss"].iloc[1:].is_monotonic_increasing  # then the rows by their mean loss
+    alone = ordered.set_index(["method", "setting"])
     both = compare([*records, second], read, reference="aci").set_index(["method", "setting"])
-    assert set(both["compared_seeds"]) == {"0 1"} and both.loc[("autoreg", "default"), "seeds"] == 3
+    assert set(both["compared_seeds"]) == {(0, 1)} and both.loc[("autoreg", "default"), "seeds"] == 3
     assert both.loc[("autoreg", "default"), "difference"] == alone.loc[("autoreg", "default"), "difference"]
     assert both.loc[("autoreg", "default"), "mean_loss"] > alone.loc[("autoreg", "default"), "mean_loss"] + 0.1
     tables = comparison_tables(compute_statistics([*records, second], read).groups)

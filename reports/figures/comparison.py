@@ -45,7 +45,7 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     ax.set_yticks(y, labels, fontsize=8)
     kind = "per horizon at level alpha / H" if table["kind"].iloc[0] == "set" else "per test step"
     ax.set_xlabel(f"mean interval score {kind} minus the reference's (lower is better)")
-    compared = str(table["compared_seeds"].iloc[0]).split()
+    compared = [str(seed) for seed in table["compared_seeds"].iloc[0]]
     paired = (f"; paired on seed{'s' * (len(compared) > 1)} {', '.join(compared)}, the ones every row has"
               if (table["seeds"] != len(compared)).any() else "")
     ax.set_title(f"{dataset} ({suite}): against {table['reference'].iloc[0]}; bars: 90% CI (Diebold-Mariano, "
