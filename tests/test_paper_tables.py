@@ -36,6 +36,13 @@ def test_fesp_table_puts_paper_values_beside_ours():
     assert "EnbPI" not in text.split("### fesp: ACI gamma sweep")[0]  # rows only for methods that ran
 
 
+def test_a_fesp_table_of_a_shorter_test_span_says_it_is_not_the_papers():
+    full = fesp_tables(pd.DataFrame([row("aci", "gamma=0.01", 0.9046, 21.29)]))
+    quick = fesp_tables(pd.DataFrame([{**row("aci", "gamma=0.01", 0.9097, 27.9), "n_test": 720}]))
+    assert "not the paper's test span" not in full
+    assert "**not the paper's test span**: 720 test points against its 8,760" in quick.splitlines()[0]
+
+
 def test_fesp_table_has_one_pa_row_per_setting_each_beside_the_papers_pa():
     summary = pd.DataFrame([row("pa", "paper", 0.99, 80.0), row("pa", "tuned", 0.91, 30.0)])
     text = fesp_tables(summary)
