@@ -61,6 +61,11 @@ def _why_other(record: dict, chosen: tuple[str, str, str]) -> str:
     return "another configuration"
 
 
+def _data_of(record: dict) -> object:
+    """The fingerprint of the data a record was computed on."""
+    return (record.get("identity") or {}).get("data", record.get("data_fingerprint"))
+
+
 def select_current(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None
                    ) -> tuple[list[dict], list[LeftOut]]:
     """(the records the tables show, the ones left out with why); see the module docstring.
@@ -98,8 +103,10 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
                 left_out.append(LeftOut(record["task_id"], f"superseded: the table shows this suite entry's newest "
                                                            f"configuration and code ({_why_other(record, pick)} here)"))
             elif record["seed"] in seeds:
-                left_out.append(LeftOut(record["task_id"], f"superseded by task {seeds[record['seed']]['task_id']} "
-                                                           "(same configuration, code and seed)"))
+                kept = seeds[record["seed"]]
+                same = ("same configuration, code and seed" if _data_of(record) == _data_of(kept) else
+                        "same configuration, code and seed; its data differ (another file or data directory)")
+                left_out.append(LeftOut(record["task_id"], f"superseded by task {kept['task_id']} ({same})"))
             else:
                 seeds[record["seed"]] = record
         chosen.extend(seeds.values())
