@@ -349,3 +349,20 @@ def test_a_series_without_dates_spans_steps_not_years():
     record = {**series_run("default", "ar1", "aci", "gamma=0", 1.6)[0], "task_id": "t"}
     span = describe_test_span(StoredResults([record], {"t": frame}.__getitem__), "t")
     assert span == f"steps {problem.test_start} to {problem.test_start + 1999} (2,000 steps)"
+
+
+def test_the_leaderboard_greys_the_cells_of_rows_that_miss_the_level():
+    """A narrow row (68% coverage) scores below the best covering row's: its cell is grey, not the best's colour."""
+    from pibench.reports.figures.leaderboard import leaderboard_figure
+
+    runs = [series_run("lb", dataset, method, "default", half, days=400) for dataset in ("A", "B")  # 9,600 points
+            for method, half in (("wide", 1.72), ("nominal", 1.645), ("narrow", 1.0))]  # 91.5%, 90%, 68%
+    fig = leaderboard_figure(stored(runs), "lb")
+    ax = axes_of(fig)[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    image = ax.get_images()[0].get_array()
+    narrow = rows.index("narrow")
+    assert np.ma.getmaskarray(image)[narrow].all()  # drawn in the 'bad' grey
+    assert not np.ma.getmaskarray(image)[[i for i in range(len(rows)) if i != narrow]].any()
+    assert all(t.get_text().endswith("↓") for t in ax.texts if abs(t.get_position()[1] - narrow) < 0.1)
+    close(fig)

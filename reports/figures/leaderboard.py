@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.colors import LogNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
@@ -11,11 +12,15 @@ from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import new_figure, text_colour_on
 from pibench.reports.leaderboard import COVERAGE_TOLERANCE, leaderboard_suites, overall, per_dataset
 
+#: The face of a cell whose row misses the nominal level by more than the tolerance.
+NOT_COVERING = "#DDDDDD"
+
 
 def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     """One row per (method, setting), best first (:func:`pibench.reports.leaderboard.overall`), one column per
     dataset: the interval score over the best covering row's (1 = the best; log colour scale), the number in
-    each cell, a down or up arrow where coverage is more than 2 points short of or over the nominal level."""
+    each cell, a down or up arrow where coverage is more than 2 points short of or over the nominal level, and
+    such a cell grey (a score below the best's bought by missing the level is no win)."""
     table = per_dataset(results.summary, suite, results.statistics.rows)
     if table.empty or table["dataset"].nunique() < 2:
         return None
@@ -25,10 +30,13 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     labels = [f"{m} {s}" if (board["method"] == m).sum() > 1 else m for m, s in zip(board["method"], board["setting"])]
     fig, axes = new_figure(1.1 * len(datasets) + 4.5, 0.32 * len(board) + 1.8)
     ax = axes[0][0]
-    finite = values[np.isfinite(values)]
-    image = ax.imshow(values, cmap="viridis_r", aspect="auto",
-                      norm=LogNorm(vmin=1.0, vmax=max(1.5, float(np.nanmax(finite)) if len(finite) else 1.5)))
     covers = {(r.method, r.setting, r.dataset): (r.covers, r.coverage < 1 - r.alpha) for r in table.itertuples()}
+    covering = np.array([[covers.get((m, s, d), (True, False))[0] for d in datasets]
+                         for m, s in zip(board["method"], board["setting"])], dtype=bool).reshape(values.shape)
+    shown = np.where(covering, values, np.nan)  # a row that misses the level is grey: its score buys no coverage
+    finite = shown[np.isfinite(shown)]
+    image = ax.imshow(shown, cmap=colormaps["viridis_r"].with_extremes(bad=NOT_COVERING), aspect="auto",
+                      norm=LogNorm(vmin=1.0, vmax=max(1.5, float(np.nanmax(finite)) if len(finite) else 1.5)))
     for i, (method, setting) in enumerate(zip(board["method"], board["setting"])):
         for j, dataset in enumerate(datasets):
             if not np.isfinite(values[i, j]):
@@ -36,7 +44,7 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
             ok, short = covers.get((method, setting, dataset), (True, False))
             mark = "" if ok else (" ↓" if short else " ↑")
             ax.text(j, i, f"{values[i, j]:.2f}{mark}", ha="center", va="center", fontsize=7,
-                    color=text_colour_on(image.cmap(image.norm(values[i, j]))))
+                    color=text_colour_on(image.cmap(image.norm(values[i, j]))) if ok else "#333333")
     ax.set_xticks(range(len(datasets)), datasets, rotation=30, ha="right")
     ax.set_yticks(range(len(board)), labels, fontsize=7)
     level = float(table["alpha"].iloc[0])
@@ -46,7 +54,7 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     bar.ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     bar.ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title(f"{suite}: interval score against the best row covering within {100 * COVERAGE_TOLERANCE:g} points "
-                 f"of {100 * (1 - level):g}% (↓ short, ↑ over); best rows first", fontsize=9)
+                 f"of {100 * (1 - level):g}%;\nbest rows first; grey: coverage ↓ short or ↑ over", fontsize=9)
     return fig
 
 

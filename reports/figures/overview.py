@@ -38,10 +38,13 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
             ax.scatter(x, points["mean_length"], label=method, alpha=0.85, zorder=3, **styles[method].points())
-            if len(points) > 1:  # a method's settings share its colour and marker: each is named beside its point
-                for xi, yi, setting in zip(x, points["mean_length"], points["setting"]):
-                    ax.annotate(str(setting), (xi, yi), xytext=(4, 3), textcoords="offset points", fontsize=6.5,
-                                color=styles[method].colour, zorder=4)
+            if len(points) > 1:  # a method's settings share its colour and marker: each is named beside its point,
+                # in turn above right, below right, above left and below left of it (close points' names apart)
+                for i, (xi, yi, setting) in enumerate(zip(x, points["mean_length"], points["setting"])):
+                    right, above = i % 4 < 2, i % 2 == 0
+                    ax.annotate(str(setting), (xi, yi), xytext=(5 if right else -5, 4 if above else -4),
+                                textcoords="offset points", fontsize=6.5, color=styles[method].colour, zorder=4,
+                                ha="left" if right else "right", va="bottom" if above else "top")
             if "coverage_ci_low" in points and points["coverage_ci_low"].notna().any():
                 ax.errorbar(x, points["mean_length"], fmt="none", ecolor=styles[method].colour, alpha=0.5,
                             elinewidth=0.9, zorder=2,
