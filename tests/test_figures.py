@@ -106,6 +106,25 @@ def test_gamma_sweep_x_is_gamma_with_zero_and_the_nominal_line(fesp_store):
     np.testing.assert_allclose(line.get_xdata(), [0.0, 0.001, 0.01, 0.05])
     assert nominal_lines(coverage_ax)[0].get_ydata()[0] == pytest.approx(90.0)
     assert coverage_ax.get_xscale() == "symlog" and coverage_ax.get_xticklabels()[0].get_text() == "0"
+    counts_ax = axes_of(fig)[2]  # no infinite interval in this store: the count axis runs from 0, whole numbers
+    assert counts_ax.get_ylim()[0] == 0 and counts_ax.get_ylim()[1] >= 1
+    assert all(float(t).is_integer() for t in counts_ax.get_yticks() if 0 <= t <= counts_ax.get_ylim()[1])
+    close(fig)
+
+
+def test_a_panel_above_a_hidden_one_labels_its_time_axis(fesp_store):
+    """Three methods in a 2 x 2 grid with a shared x axis: the top-right panel is its column's last, so it shows
+    the dates that the hidden panel below it would have shown."""
+    runs = [series_run("default", "ar1", m, "default", 1.6) for m in ("aci", "agaci", "nexcp")]
+    fig = rolling_coverage_figure(stored(runs), "default", "ar1")
+    assert len([ax for ax in fig.axes if ax.get_visible()]) == 3
+    top_right = fig.axes[1]
+    fig.canvas.draw()
+    def labels(ax):
+        return [t.get_text() for t in ax.get_xticklabels() if t.get_visible() and t.get_text()]
+
+    assert labels(top_right) and top_right.get_xlabel() == "end of window"
+    assert not labels(fig.axes[0])  # the panel above a drawn one: none
     close(fig)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, setting_style
+from pibench.reports.figures.style import figure_styles, hide_spare_panels, legend_outside, new_figure, setting_style
 
 
 def calibration_datasets(results: StoredResults) -> list[tuple[str, str]]:
@@ -48,8 +48,7 @@ def calibration_figure(results: StoredResults) -> Figure | None:
                ylabel=("joint " if part["coverage_kind"].eq("joint").any() else "") + "empirical coverage (%)")
         ax.set_xticks(nominal, [f"{v:g}" for v in nominal])
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(pairs):]:
-        ax.set_visible(False)
+    hide_spare_panels(axes, len(pairs))
     legend_outside(fig, axes.ravel())
     fig.suptitle("Calibration: empirical against nominal coverage across levels (seed means)")
     return fig

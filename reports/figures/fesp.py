@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from pibench.reports.figures.results import StoredResults, describe_test_span, headline_runs
 from pibench.reports.figures.style import (
@@ -109,6 +110,9 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
         ax.set_xlabel("gamma (symmetric log scale)")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
+    counts = axes[0][2]  # whole numbers from 0 (all zero: 0 to 1, not -0.04 to 0.04)
+    counts.set_ylim(0, max(1.0, float(sweep["n_infinite"].max())) * 1.08)
+    counts.yaxis.set_major_locator(MaxNLocator(integer=True))
     nominal_line(axes[0][0], results.nominal_percent)
     legend_outside(fig, [axes[0][0]], loc="outside lower center")
     fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite})")

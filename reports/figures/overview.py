@@ -8,7 +8,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, nominal_line
+from pibench.reports.figures.style import figure_styles, hide_spare_panels, legend_outside, new_figure, nominal_line
 
 
 def tradeoff_figure(results: StoredResults) -> Figure | None:
@@ -57,8 +57,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         ax.set_xlabel(("joint " if is_set else "") + "coverage (%)")
         ax.set_ylabel("mean length (target units)")
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(panels):]:
-        ax.set_visible(False)
+    hide_spare_panels(axes, len(panels))
     legend_outside(fig, axes.ravel())
     fig.suptitle(f"Coverage against mean length (seed means, bars: 90% bootstrap CIs; dashed: nominal "
                  f"{results.nominal_percent:g}%)")

@@ -136,6 +136,21 @@ def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwar
     return fig, axes
 
 
+def hide_spare_panels(axes: np.ndarray, used: int) -> None:
+    """Hide the panels of the grid ``axes`` after the first ``used``, and label the x axis of the panel above
+    each hidden one (with a shared x axis only the bottom row has labels, and that panel is now its column's
+    last)."""
+    flat = axes.ravel()
+    for ax in flat[used:]:
+        ax.set_visible(False)
+    cols = axes.shape[1]
+    for i in range(max(used - cols, 0), used):
+        if i + cols >= used:  # the panel below is hidden or missing
+            flat[i].tick_params(axis="x", labelbottom=True)
+            if not flat[i].get_xlabel():
+                flat[i].set_xlabel(flat[-1].get_xlabel())
+
+
 def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: bool = True) -> None:
     """The nominal coverage as a dashed line (horizontal unless ``vertical``)."""
     draw = ax.axvline if vertical else ax.axhline

@@ -17,7 +17,7 @@ from pibench.reports.figures.results import (
     n_test_steps,
     rolling_window,
 )
-from pibench.reports.figures.style import figure_styles, new_figure, nominal_line
+from pibench.reports.figures.style import figure_styles, hide_spare_panels, new_figure, nominal_line
 from pibench.reports.metrics import rolling_coverage
 
 
@@ -55,11 +55,11 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
         ax.set_title(label, fontsize=9)
         ax.set_ylabel("coverage (%)")
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(runs):]:
-        ax.set_visible(False)
+    for ax in axes.ravel():
+        ax.tick_params(axis="x", labelrotation=30)
     for ax in axes[-1]:
         ax.set_xlabel("end of window")
-        ax.tick_params(axis="x", labelrotation=30)
+    hide_spare_panels(axes, len(runs))
     unit = "days" if daily else "steps"
     span = describe_test_span(results, runs[0].task_id, daily)
     fig.suptitle(f"{dataset} ({suite}), test span {span}: coverage over the last {w} test {unit} "
@@ -98,10 +98,9 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
         ax.set_title(f"{run.label}: {int(miss.sum())} miss(es) of {len(p)}", fontsize=9)
         ax.set_ylabel("target (EUR/MWh)" if dataset == "fesp" else "target")
         ax.grid(alpha=0.3)
-    for ax in axes.ravel()[len(runs):]:
-        ax.set_visible(False)
-    for ax in axes[-1]:
+    for ax in axes.ravel():
         ax.tick_params(axis="x", labelrotation=30)
+    hide_spare_panels(axes, len(runs))
     where = (f"last {steps} test days at {group[1:]}:00" if dataset == "fesp"
              else f"first {steps} test steps, series {group}")
     fig.suptitle(f"{dataset}: intervals (band), point forecast (line), truth (dots), misses (red x); {where}")
