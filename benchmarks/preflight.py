@@ -158,7 +158,8 @@ def _published_file_hint(task: Task, data_dir: str | None) -> str:
         return ""
     path = data_path(name, data_dir)
     try:
-        line = unpublished_file_line(name, {str(path): sha256_of(path)}) if path.is_file() else None
+        line = unpublished_file_line(name, {str(path): sha256_of(path)}, data_dir=data_dir) if path.is_file() \
+            else None
     except OSError:
         return ""
     return f" ({line})" if line else ""
@@ -266,7 +267,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             _check_methods([tasks[i] for i in indices], classes, problems)  # every problem of the run at once
             continue
         unpublished = unpublished_file_line(tasks[indices[0]].config["dataset"]["name"], files,
-                                            ": its numbers are not on the paper's data")
+                                            ": its numbers are not on the paper's data", data_dir)
         if unpublished:
             notes[f"dataset {label!r}: {unpublished}"] = None
         if isinstance(problem, SetProblem) and problem.test.n < FEW_TEST_SEQUENCES:

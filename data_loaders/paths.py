@@ -155,17 +155,19 @@ def locate(dataset_key: str, data_dir: str | os.PathLike[str] | None = None) -> 
     )
 
 
-def unpublished_file_line(dataset_key: str, files: dict[str, str], consequence: str = "") -> str | None:
+def unpublished_file_line(dataset_key: str, files: dict[str, str], consequence: str = "",
+                          data_dir: str | os.PathLike[str] | None = None) -> str | None:
     """A line when ``files`` ({path: sha256}, what a load read) hold ``dataset_key``'s file (by its name) with
     another sha256 than the one pinned in :data:`DATASET_FILES` (edited, truncated, another version), with
-    ``consequence`` after the checksums and how to get the published file; None otherwise, and for a dataset
-    without a pinned checksum."""
+    ``consequence`` after the checksums and how to get the published file (into ``data_dir``, the one the run
+    was given, if any); None otherwise, and for a dataset without a pinned checksum."""
     df = DATASET_FILES.get(dataset_key)
     if df is None or df.sha256 is None:
         return None
     for path, sha256 in files.items():
         if Path(path).name == df.filename and sha256 != df.sha256:
-            fix = (f"`pibench data fetch {dataset_key} --force` gets it again" if df.url is not None
+            where = f" --data-dir {data_dir}" if data_dir is not None and str(data_dir) != "" else ""
+            fix = (f"`pibench data fetch {dataset_key}{where} --force` gets it again" if df.url is not None
                    else df.instructions)
             return (f"{path} is not the published file (sha256 {sha256[:12]}..., published {df.sha256[:12]}...)"
                     f"{consequence}. {fix}")

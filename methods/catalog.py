@@ -70,6 +70,7 @@ def import_method_file(path: str | Path) -> ModuleType:
     if folder not in sys.path:
         sys.path.insert(0, folder)
     import_builtin_methods()  # so that what the file registers is told apart from the built-in methods
+    _load_plugins()  # and from the installed plugins (a file that asks for them loads them)
     before = dict(registered_methods())
     try:
         module = importlib.import_module(name)
@@ -77,7 +78,8 @@ def import_method_file(path: str | Path) -> ModuleType:
         raise ValueError(f"--plugin {path}: importing it failed ({type(exc).__name__}: {exc}); fix the file and "
                          "run again.") from None
     after = registered_methods()
-    if not any(before.get(key) is not cls for key, cls in after.items()):
+    holds = {id(value) for value in vars(module).values()}  # a file that imports registered classes from another
+    if not any(before.get(key) is not cls or id(cls) in holds for key, cls in after.items()):
         sys.modules.pop(name, None)  # the file, once fixed, is imported afresh
         raise ValueError(f"--plugin {path}: the file registers no method; put @register (from pibench import "
                          "register) above your IntervalMethod class, with name = \"my_method\" in it.")

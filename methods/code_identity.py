@@ -133,32 +133,49 @@ def _plain(value: object) -> bool:
 MAX_DATA_BYTES = 256 * 2**20
 
 
-def data_content(value: object, budget: list[int] | None = None) -> bytes | None:
+def data_content(value: object, budget: list[int] | None = None, _open: set[int] | None = None) -> bytes | None:
     """The bytes of a container of data, the same in every process: lists, dicts, sets and tuples of plain
-    values (:func:`_plain`) and of such containers, and numpy arrays of numbers (dtype, shape, bytes); None
-    for anything else, or past :data:`MAX_DATA_BYTES` in all."""
+    values (:func:`_plain`) and of such containers, and numpy arrays and scalars of numbers (dtype, shape,
+    bytes); None for anything else (a masked array, a container that holds itself), or past
+    :data:`MAX_DATA_BYTES` of leaves in all, checked before a leaf is copied."""
     import numpy as np
 
     budget = [MAX_DATA_BYTES] if budget is None else budget
-    out: bytes | None = None
+    _open = set() if _open is None else _open
+    if isinstance(value, (np.ndarray, np.generic)) and not isinstance(value, np.ma.MaskedArray):
+        if value.dtype.kind not in "biufcmM" or value.nbytes > budget[0]:
+            return None
+        budget[0] -= value.nbytes
+        return f"{type(value).__name__}({value.dtype.str}, {value.shape})".encode() + np.ascontiguousarray(
+            value).tobytes()
     if _plain(value):
-        out = canonical_repr(value).encode()
-    elif isinstance(value, np.ndarray) and value.dtype.kind in "biufcmM":
-        out = f"ndarray({value.dtype.str}, {value.shape})".encode() + np.ascontiguousarray(value).tobytes()
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        parts = [data_content(v, budget) for v in value]
-        if all(p is not None for p in parts):
-            items = [p for p in parts if p is not None]
-            out = f"{type(value).__name__}[".encode() + b",".join(
-                sorted(items) if isinstance(value, (set, frozenset)) else items) + b"]"
-    elif isinstance(value, dict) and all(_plain(k) for k in value):
-        pairs = [(canonical_repr(k).encode(), data_content(v, budget)) for k, v in value.items()]
-        if all(v is not None for _, v in pairs):
-            out = b"dict[" + b",".join(sorted(k + b":" + v for k, v in pairs if v is not None)) + b"]"
-    if out is None:
+        leaf = canonical_repr(value).encode()
+        budget[0] -= len(leaf)
+        return leaf if budget[0] >= 0 else None
+    if not isinstance(value, (list, tuple, set, frozenset, dict)) or id(value) in _open:
         return None
-    budget[0] -= len(out)
-    return out if budget[0] >= 0 else None
+    _open.add(id(value))
+    try:
+        if isinstance(value, dict):
+            if not all(_plain(k) for k in value):
+                return None
+            pairs = []
+            for k, v in value.items():
+                part = data_content(v, budget, _open)
+                if part is None:
+                    return None
+                pairs.append(canonical_repr(k).encode() + b":" + part)
+            return b"dict[" + b",".join(sorted(pairs)) + b"]"
+        items = []
+        for v in value:
+            part = data_content(v, budget, _open)
+            if part is None:
+                return None
+            items.append(part)
+        return f"{type(value).__name__}[".encode() + b",".join(
+            sorted(items) if isinstance(value, (set, frozenset)) else items) + b"]"
+    finally:
+        _open.discard(id(value))
 
 
 class _CodeDigest:
@@ -304,26 +321,34 @@ def _package_files(module_name: str) -> list[tuple[str, str]]:
 
 
 def _code_files(cls: type) -> set[str]:
-    """The files the class's own functions were compiled from (empty for a class without functions)."""
+    """The files the class's own functions were written in, each unwrapped (``functools.wraps``); code a tool
+    generated (``@dataclass``'s methods, compiled from "<string>") is not counted. Empty for a class without
+    functions."""
     files = set()
     for value in vars(cls).values():
-        function = getattr(value, "__func__", value)
-        code = getattr(function, "__code__", None)
-        if code is not None:
-            files.add(code.co_filename)
+        for function in _functions(value, cls.__module__):
+            try:
+                inner = inspect.unwrap(function)
+            except ValueError:  # a cycle of __wrapped__
+                inner = function
+            code = getattr(inner, "__code__", None)
+            if code is not None and not code.co_filename.startswith("<"):
+                files.add(code.co_filename)
     return files
 
 
 def _defined_in_its_module_file(cls: type) -> bool:
     """Whether ``cls`` was compiled from its module's source file (not, say, from a cell or a string run by
-    ``exec`` in a module whose file is another program's, such as a documentation builder's ``__main__``)."""
+    ``exec`` in a module whose file is another program's, such as a documentation builder's ``__main__``): its
+    module has a file and the class's own code was written there (a decorator's wrapper from another file, or
+    the methods ``@dataclass`` generates, do not make a file's class a cell's)."""
     if not _has_file(cls.__module__):
         return False
     module_file = Path(str(sys.modules[cls.__module__].__file__)).resolve()
     files = _code_files(cls)
     if not files:
         return True  # no functions of its own: its module's file is all there is to name
-    return all(not f.startswith("<") and Path(f).resolve() == module_file for f in files)
+    return module_file in {Path(f).resolve() for f in files}
 
 
 @functools.cache

@@ -283,7 +283,7 @@ def conditional_table(frame: pd.DataFrame) -> str:
         return ""
     ok = ok[ok["coverage_vol_high"].notna()]
     if "test_steps" in ok:  # a span shorter than the window has no window but itself: its coverage, not a worst
-        ok = ok.assign(worst_rolling_coverage=ok["worst_rolling_coverage"].where(ok["test_steps"] >= ROLLING_WINDOW))
+        ok = ok.assign(worst_rolling_coverage=ok["worst_rolling_coverage"].where(~(ok["test_steps"] < ROLLING_WINDOW)))
     ratio = [c for c in ORACLE_RATIO if c in ok and ok[c].notna().any()]
     table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
     for column in CONDITIONAL:
@@ -411,11 +411,12 @@ def comparison_tables(groups: dict) -> str:
                          "MCS": "-" if pd.isna(r.in_mcs) else ("yes" if r.in_mcs else "no")})
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
+        lowest_on = " on the seeds compared" if mixed else ""
         on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on seed{'s' * (len(compared) > 1)} "
                     f"{', '.join(compared)}, the ones every row has; the interval score is each row's mean over all "
                     "its seeds, so a difference need not equal the difference of two scores shown." if mixed else "")
         parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
-                     f"{table['reference'].iloc[0]} (the lowest mean score){on_seeds}\n\n"
+                     f"{table['reference'].iloc[0]} (the lowest mean score{lowest_on}){on_seeds}\n\n"
                      + _markdown(pd.DataFrame(rows)))
     if len(ranks) > 1:
         both = pd.concat(ranks)

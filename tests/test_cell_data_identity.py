@@ -111,6 +111,75 @@ def test_objects_that_are_not_data_stay_named_by_their_type(notebook):
     assert method_code_identity(cls) == before
 
 
+def test_numpy_scalars_in_a_cells_settings_are_data(notebook):
+    """A setting that came out of numpy (``np.float32(0.5)``, an ``argmax``) edited: new code, not the old name."""
+    before = method_code_identity(cell_class(notebook, "{'scale': np.float32(1.0), 'k': np.int64(3)}"))
+    assert method_code_identity(cell_class(notebook, "{'scale': np.float32(0.5), 'k': np.int64(3)}")) != before
+    assert method_code_identity(cell_class(notebook, "{'scale': np.float32(1.0), 'k': np.int64(4)}")) != before
+
+
+DECORATOR = """
+import functools
+
+
+def logged(function):
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        return function(*args, **kwargs)
+    return wrapper
+"""
+
+FILE_METHOD = """
+import dataclasses
+from pibench import Interval, IntervalMethod
+from deco_helpers import logged
+
+SEEN = {}  # a cache the method fills as it runs
+
+
+class WideFile(IntervalMethod):
+    name = "wide_file"
+    _memo = {}
+
+    @logged
+    def fit(self, data, calibration=None):
+        self._memo[len(self._memo)] = 1.0
+        SEEN[len(SEEN)] = 2.0
+        self.last_ = data.y[-1]
+        return self
+
+    def predict_interval(self, X):
+        return Interval(self.last_[None, :] - 1.0, self.last_[None, :] + 1.0, self.last_[None, :])
+
+
+@dataclasses.dataclass
+class Settings:
+    width: float = 1.0
+"""
+
+
+def test_a_class_in_a_file_with_a_wrapped_method_is_still_a_files_class(tmp_path, monkeypatch):
+    """A method wrapped by a decorator from another file, beside a dataclass of the same file: the class is
+    named by its file (snapshotted), and the caches it fills never change its name."""
+    from pibench.methods.code_identity import _defined_in_its_module_file, source_identity
+
+    (tmp_path / "deco_helpers.py").write_text(DECORATOR)
+    (tmp_path / "wide_file_method.py").write_text(FILE_METHOD)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import wide_file_method as module
+
+    try:
+        cls = module.WideFile
+        assert _defined_in_its_module_file(cls) and _defined_in_its_module_file(module.Settings)
+        assert "wide_file_method" in source_identity(cls)
+        before = method_code_identity(cls)
+        cls().fit(type("D", (), {"y": np.zeros((3, 1))})())
+        assert module.SEEN and cls._memo and method_code_identity(cls) == before
+    finally:
+        for name in ("wide_file_method", "deco_helpers"):
+            sys.modules.pop(name, None)
+
+
 def test_data_content_is_exact_and_bounded():
     assert data_content({"b": [1, 2], "a": (3.0,)}) == data_content({"a": (3.0,), "b": [1, 2]})
     assert data_content([1, 2]) != data_content((1, 2)) != data_content({1, 2})
@@ -119,6 +188,12 @@ def test_data_content_is_exact_and_bounded():
     assert data_content([object()]) is None and data_content(np.array([object()])) is None
     assert data_content({(1, 2): 1.0}) is not None and data_content({object(): 1.0}) is None
     assert data_content(np.zeros(MAX_DATA_BYTES // 8 + 1)) is None  # too big to read at every run: its type names it
+    assert data_content([np.zeros(MAX_DATA_BYTES // 16 + 1)] * 2) is None  # the leaves count, in all
+    assert data_content([[[np.zeros(MAX_DATA_BYTES // 16)]]]) is not None  # nesting does not count them again
+    looped: list = [1.0]
+    looped.append(looped)
+    assert data_content(looped) is None and data_content(np.ma.masked_array([1.0, 2.0], [0, 1])) is None
+    assert data_content(np.float32(0.5)) != data_content(np.float32(1.0)) != data_content(np.float64(1.0))
 
 
 def test_a_cells_set_of_settings_is_named_alike_in_every_process():

@@ -170,3 +170,23 @@ def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, m
         base._REGISTRY.pop("cli_u", None)
     for name in ("unregistered", "cli_width"):
         sys.modules.pop(name, None)
+
+
+def test_a_plugin_file_that_re_exports_a_registered_method_is_accepted(tmp_path, capsys, monkeypatch):
+    """``--plugin impl.py wrap.py``, wrap.py only importing impl's registered class: wrap registers nothing new,
+    yet it names a method, so it is not refused."""
+    import sys
+
+    import pibench.methods.base as base
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "cli_width.py").write_text("def widen():\n    return 1.0\n")
+    (tmp_path / "rx_impl.py").write_text(PLUGIN_FILE.replace("cli_last_pm", "rx_impl"))
+    (tmp_path / "rx_wrap.py").write_text("from rx_impl import LastPlusMinus  # noqa: F401\n")
+    try:
+        assert main(["list", "--plugin", str(tmp_path / "rx_impl.py"), str(tmp_path / "rx_wrap.py")]) == 0
+        assert "rx_impl" in capsys.readouterr().out
+    finally:
+        base._REGISTRY.pop("rx_impl", None)
+        for name in ("rx_impl", "rx_wrap", "cli_width"):
+            sys.modules.pop(name, None)

@@ -47,9 +47,10 @@ def test_an_edited_file_runs_with_a_note_and_a_broken_one_is_refused_with_the_re
     prepared = prepare_tasks(fesp_tasks(), str(edited))
     (note,) = [n for n in prepared.notes if "published" in n]
     assert note.startswith("dataset 'fesp': ") and "is not the published file (sha256 " in note
-    assert "not on the paper's data" in note and "pibench data fetch fesp --force" in note
+    assert "not on the paper's data" in note and f"pibench data fetch fesp --data-dir {edited} --force" in note
     broken = fesp_copy(shared_data_dir, tmp_path / "broken", lambda data: data[: len(data) // 2])
-    with pytest.raises(SetupError, match=r"is not the published file \(sha256 .*pibench data fetch fesp --force"):
+    with pytest.raises(SetupError, match=r"is not the published file \(sha256 .*pibench data fetch fesp --data-dir .*"
+                                         r"--force"):
         prepare_tasks(fesp_tasks(), str(broken))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib import colormaps
-from matplotlib.colors import LogNorm
+from matplotlib.colors import ListedColormap, LogNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
@@ -35,8 +35,10 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
                          for m, s in zip(board["method"], board["setting"])], dtype=bool).reshape(values.shape)
     shown = np.where(covering, values, np.nan)  # a row that misses the level is grey: its score buys no coverage
     finite = shown[np.isfinite(shown)]
-    image = ax.imshow(shown, cmap=colormaps["viridis_r"].with_extremes(bad=NOT_COVERING), aspect="auto",
+    image = ax.imshow(shown, cmap=colormaps["viridis_r"].with_extremes(bad="white"), aspect="auto",
                       norm=LogNorm(vmin=1.0, vmax=max(1.5, float(np.nanmax(finite)) if len(finite) else 1.5)))
+    missed = np.where(~covering & np.isfinite(values), 1.0, np.nan)  # grey over those; a row not run stays white
+    ax.imshow(missed, cmap=ListedColormap([NOT_COVERING]).with_extremes(bad=(0, 0, 0, 0)), aspect="auto")
     for i, (method, setting) in enumerate(zip(board["method"], board["setting"])):
         for j, dataset in enumerate(datasets):
             if not np.isfinite(values[i, j]):
