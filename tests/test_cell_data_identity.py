@@ -1,8 +1,6 @@
 """A notebook cell's settings are part of its method's name: data a class without a source file reads (class
 attributes and globals holding lists, dicts, sets or arrays), and helpers behind functools wrappers."""
 
-import os
-import subprocess
 import sys
 import warnings
 
@@ -194,18 +192,6 @@ def test_data_content_is_exact_and_bounded():
     looped.append(looped)
     assert data_content(looped) is None and data_content(np.ma.masked_array([1.0, 2.0], [0, 1])) is None
     assert data_content(np.float32(0.5)) != data_content(np.float32(1.0)) != data_content(np.float64(1.0))
-
-
-def test_a_cells_set_of_settings_is_named_alike_in_every_process():
-    script = HEAD + CLASS_CELL.format(levels="{'x', 'y', 'z', 'w', 'v'}", half="1.0") + (
-        "from pibench.methods.code_identity import method_code_identity\nprint(method_code_identity(Banded))\n")
-    names = set()
-    for seed in ("1", "2", "3"):
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                              env={**os.environ, "PYTHONHASHSEED": seed})
-        assert done.returncode == 0, done.stderr
-        names.add(done.stdout.strip())
-    assert len(names) == 1, names
 
 
 SUITE = """

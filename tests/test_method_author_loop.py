@@ -470,11 +470,13 @@ def test_a_notebook_base_class_or_global_edit_is_new_code():
 
 
 def test_a_cells_code_digest_is_the_same_in_every_process():
-    """Constants such as a frozenset of names hash in a process's own order; the digest must not."""
+    """Constants such as a frozenset of names, and a set of settings (read by content: the class has no file),
+    hash in a process's own order; the digest must not."""
     script = (
         "from pibench import Interval, IntervalMethod\n"
         "class Cell(IntervalMethod):\n"
         "    name = 'cell'\n"
+        "    LEVELS = {'x', 'y', 'z', 'w', 'v'}\n"
         "    def fit(self, data, calibration=None):\n"
         "        assert self.alpha in {0.1, 0.2, 0.05, 0.3, 0.4}\n"
         "        return self if 'a' in {'a', 'b', 'c', 'd', 'e', 'f'} else None\n"
