@@ -384,6 +384,26 @@ def _without_repeats(tasks: list[Task]) -> tuple[list[Task], list[str]]:
     return kept, list(lines)
 
 
+def _check_rows_apart(tasks: list[Task]) -> None:
+    """ValueError if two configurations would share a table row and seed (the same dataset label, method,
+    setting and level: two entries of a method without settings of their own), where one would hide the other."""
+    by_row: dict[tuple, list[dict]] = {}
+    for task in tasks:
+        c = task.config
+        by_row.setdefault((c["dataset"]["label"], c["method"]["name"], c["setting"], c["alpha"], c["seed"]),
+                          []).append(c)
+    for (label, method, setting, _, _), configs in by_row.items():
+        if len(configs) > 1:
+            first, second = ({**c, "method": c["method"].get("params")} for c in configs[:2])
+            differ = "; ".join(f"{key} {json.dumps(first.get(key), default=str)} vs "
+                               f"{json.dumps(second.get(key), default=str)}"
+                               for key in sorted(set(first) | set(second)) if first.get(key) != second.get(key))
+            raise ValueError(
+                f"method {method!r} has {len(configs)} entries labelled setting {setting!r} on dataset {label!r} "
+                f"that differ ({differ}): a table row is one setting, so one would hide the others; give each "
+                '[[methods]] entry a setting = "..." of its own.')
+
+
 class TaskList(list):
     """The tasks of a suite (a list of :class:`Task`), and ``notes``: one line per method left out on
     datasets of a shape it does not serve."""
@@ -488,6 +508,7 @@ def build_tasks(
               f"{_SHAPE_WORDS[get_method(name).shape]} only" for name, labels in unserved.items()]
     tasks, repeated = _without_repeats(tasks)
     notes += repeated
+    _check_rows_apart(tasks)
     if not tasks:
         raise ValueError(
             "the selection produced no task: check --methods/--datasets against the suite "

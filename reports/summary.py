@@ -418,11 +418,15 @@ def comparison_tables(groups: dict) -> str:
         parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
                      f"{table['reference'].iloc[0]} (the lowest mean score{lowest_on}){on_seeds}\n\n"
                      + _markdown(pd.DataFrame(rows)))
-    if len(ranks) > 1:
-        both = pd.concat(ranks)
-        summary = both.groupby(["method", "setting"]).agg(groups=("rank", "size"), mean_rank=("rank", "mean"),
-                                                          in_mcs=("in_mcs", lambda v: int(v.fillna(False).sum())))
-        summary = summary.reset_index().sort_values(["mean_rank", "method"])
+    both = pd.concat(ranks) if ranks else pd.DataFrame(columns=["suite", "dataset", "alpha"])
+    groups_of = both[["suite", "dataset", "alpha"]].drop_duplicates().groupby("suite").size()
+    both = both[both["suite"].isin(groups_of[groups_of > 1].index)]  # suites compared on two groups or more
+    if len(both):
+        # a (method, setting) is one configuration within a suite only: suites' labels are not compared
+        summary = both.groupby(["suite", "method", "setting"]).agg(
+            groups=("rank", "size"), mean_rank=("rank", "mean"),
+            in_mcs=("in_mcs", lambda v: int(v.fillna(False).sum())))
+        summary = summary.reset_index().sort_values(["suite", "mean_rank", "method"])
         summary["in MCS"] = [f"{n} of {d}" for n, d in zip(summary["in_mcs"], summary["groups"])]
         parts.append("### Comparisons across datasets: mean rank on the interval score (1 = best; a group is a "
                      "dataset at one level) and MCS membership\n\n" + _markdown(summary.drop(columns="in_mcs").rename(

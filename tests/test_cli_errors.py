@@ -142,6 +142,20 @@ def test_the_protocol_dataset_and_methods_are_checked_in_one_go_even_where_the_d
         assert err.count(text) == 1, (text, err)
 
 
+def test_two_entries_of_a_method_in_one_table_row_are_refused_naming_what_differs(tmp_path, capsys):
+    """Two autoreg entries without settings of their own: both would be the row 'autoreg default', and the tables
+    would show one and hide the other; the suite is refused before any work, saying how to tell them apart."""
+    suite = suite_with(tmp_path, 'name = "ar"', 'name = "autoreg"\nparams = { lags = 1 }\n[[methods]]\n'
+                                                'name = "autoreg"\nparams = { lags = 2 }')
+    err = one_line_error(capsys, main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r")]))
+    assert "2 entries labelled setting 'default' on dataset 'ar'" in err and 'method {"lags": 1} vs {"lags": 2}' in err
+    assert 'give each [[methods]] entry a setting = "..."' in err and not (tmp_path / "r").exists()
+    labelled = suite.read_text().replace("params = { lags = 2 }", 'setting = "two lags"\nparams = { lags = 2 }')
+    suite.write_text(labelled)
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
+    assert "| autoreg | two lags |" in capsys.readouterr().out
+
+
 def test_malformed_suite_file_is_named(tmp_path, capsys):
     path = tmp_path / "broken.toml"
     path.write_text('name = "x"\n[[datasets]\nname = "ar"\n')

@@ -296,3 +296,24 @@ def test_the_footnote_names_the_tests_of_the_rows_shown():
     assert "Kupiec" in series and "p joint" not in series and "sequences one by one" not in series
     assert "Kupiec" not in sets and "p joint" in sets and "block bootstrap" not in sets
     assert all(part in both for part in ("Kupiec", "p joint", "block bootstrap", "sequences one by one"))
+
+
+def test_rows_of_two_suites_are_not_pooled_across_datasets(stats_store):
+    """One label in two suites may be two configurations: the ranks across datasets stay within a suite, and a
+    suite compared on one dataset alone has no such table."""
+    from pibench.reports.statistics import compute_statistics
+    from pibench.reports.summary import comparison_tables
+
+    results, _ = stats_store
+    records = [r for r in results.records if r["status"] == "ok"]
+    copies = {f"o{r['task_id'][1:]}": r["task_id"] for r in records if r["dataset"] == "ar"}
+    other = [{**r, "suite": "other", "task_id": f"o{r['task_id'][1:]}"} for r in records if r["dataset"] == "ar"]
+
+    def read(task_id):
+        return results.predictions(copies.get(task_id, task_id))
+
+    tables = comparison_tables(compute_statistics([*records, *other], read).groups)
+    across = tables.split("### Comparisons across datasets")[1]
+    rows = [line for line in across.splitlines() if line.startswith("| ")][1:]
+    assert rows and all(line.startswith("| stats |") for line in rows)
+    assert all(line.split("|")[4].strip() == "1" for line in rows if "| aci |" in line)  # not pooled with 'other'
