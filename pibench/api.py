@@ -150,11 +150,16 @@ class Results:
 
     def figure_name(self, name: str) -> str:
         """The one figure called ``name``, or the one of that kind (e.g. ``"tradeoff"``)."""
+        from pibench.data_loaders.validation import did_you_mean
+        from pibench.reports.html import NEEDS
+
         specs = self.figure_specs()
         matches = [n for n in specs if n == name or n.split("-")[0] == name]
         if len(matches) != 1:
-            raise ValueError(f"figure {name!r} {'is ambiguous' if matches else 'is not in this store'}; "
-                             f"give one of: {', '.join(matches or specs) or 'none'} (`pibench plot` lists them).")
+            needs = f": it needs {NEEDS[name]}" if not matches and name in NEEDS else ""
+            guess = did_you_mean(name, [*specs, *NEEDS]) if not matches and not needs else ""
+            raise ValueError(f"figure {name!r} {'is ambiguous' if matches else 'is not in this store'}{needs}.{guess} "
+                             f"Give one of: {', '.join(matches or specs) or 'none'} (`pibench plot` lists them).")
         return matches[0]
 
     def figure(self, name: str) -> Figure:

@@ -144,7 +144,7 @@ def _plot(args: argparse.Namespace) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=130)
     close(fig)
-    print(f"wrote {out}")
+    print(f"wrote {out if out.suffix else out.with_suffix('.png')}")  # matplotlib's default format: png
     return 0
 
 

@@ -460,6 +460,11 @@ class Mismatch(NamedTuple):
     detail: str
 
 
+def _plain_repr(value) -> str:
+    """A value as a reader writes it: 0.978, not np.float64(0.978); lists of them alike."""
+    return repr(np.asarray(value).tolist()) if isinstance(value, (np.ndarray, np.generic, list)) else repr(value)
+
+
 def metrics_mismatch(record: dict, frame) -> Mismatch | None:
     """None if every metric ``record`` states equals its recomputation from ``frame`` (relative 1e-9),
     else the first that does not, as 'name: V in the record, W from the predictions'; a derived field
@@ -482,5 +487,6 @@ def metrics_mismatch(record: dict, frame) -> Mismatch | None:
         except (TypeError, ValueError):
             same = False
         if not same:
-            return Mismatch("tampered", f"{name}: {stated!r} in the record, {value!r} from the predictions")
+            return Mismatch("tampered", f"{name}: {_plain_repr(stated)} in the record, {_plain_repr(value)} from the "
+                                        "predictions")
     return None

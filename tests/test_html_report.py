@@ -134,6 +134,12 @@ def test_plot_lists_and_draws_one_figure(store, tmp_path, capsys):
     assert out.read_text().lstrip().startswith("<?xml")
     assert main(["plot", "nope", "--results-dir", str(store)]) == 2
     assert "is not in this store" in capsys.readouterr().err
+    assert main(["plot", "tradeof", "--results-dir", str(store)]) == 2
+    assert "Did you mean 'tradeoff'?" in capsys.readouterr().err
+    assert main(["plot", "calibration", "--results-dir", str(store)]) == 2  # one level only: why it is absent
+    assert "is not in this store: it needs runs at several miscoverage levels" in capsys.readouterr().err
+    assert main(["plot", "tradeoff", "--results-dir", str(store), "--out", str(tmp_path / "t")]) == 0
+    assert (tmp_path / "t.png").is_file() and f"wrote {tmp_path / 't.png'}" in capsys.readouterr().out
 
 
 def test_report_on_a_store_of_failures_only(tmp_path, capsys):
