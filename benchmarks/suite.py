@@ -439,8 +439,9 @@ def build_tasks(
     """Expand a suite into tasks, optionally keeping only some methods / datasets / seeds, at the
     suite's miscoverage level(s) or ``alpha`` (a level or a list: one task per level).
 
-    A method or dataset named on the command line but absent from the suite is
-    added with default parameters; such a dataset gets the suite's protocol with
+    ``datasets`` items are as in a method entry's ``datasets``: an entry's label picks that entry, a dataset
+    name that no entry uses as a label every entry of that dataset. A method or dataset named on the command
+    line but absent from the suite is added with default parameters; such a dataset gets the suite's protocol with
     the window set to its whole training span. A method meets only datasets of a
     shape it serves; the others are left out with a line in ``notes``.
     """
@@ -457,10 +458,12 @@ def build_tasks(
         method_entries = [m for m in method_entries if m["name"] in methods]
         method_entries += [{"name": n} for n in methods if n not in known]
     dataset_entries = list(suite["datasets"])
-    if datasets:
-        parsed = [(text, *parse_dataset_arg(text)) for text in datasets]
+    if datasets:  # an entry's label picks that entry; a name no entry uses as a label, every entry of it
+        labelled = {d.get("label", d["name"]) for d in dataset_entries}
+        parsed = [(text, *parse_dataset_arg(text)) for text in datasets if text not in labelled]
         names = {d["name"] for d in dataset_entries}
-        dataset_entries = [d for d in dataset_entries if d["name"] in {n for _, n, p in parsed if not p}]
+        dataset_entries = [d for d in dataset_entries if d.get("label", d["name"]) in datasets
+                           or d["name"] in {n for _, n, p in parsed if not p}]
         # a dataset the suite does not know is fitted on its whole training span
         added = [(text, n, p) for text, n, p in parsed if p or n not in names]
         for _text, n, p in added:

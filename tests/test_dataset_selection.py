@@ -1,0 +1,17 @@
+"""--datasets picks suite entries as a method entry's ``datasets`` does: by label, or by a name no entry uses as a
+label (every entry of that dataset)."""
+
+from pibench.benchmarks.suite import build_tasks, load_suite
+
+
+def labels(suite: str, datasets: list[str], quick: bool = False) -> list[str]:
+    tasks = build_tasks(load_suite(suite, quick=quick), datasets=datasets)
+    return sorted({t.config["dataset"]["label"] for t in tasks})
+
+
+def test_an_entrys_label_picks_that_entry_and_a_name_every_entry_not_labelled_otherwise():
+    assert labels("sets", ["eeg_trials"]) == ["eeg_trials"]  # was refused: 'unknown dataset'
+    assert labels("sets", ["eeg"]) == ["eeg"]  # the entry labelled (by its name) eeg, not eeg_trials too
+    assert labels("ar_order_paper", ["expar window=1"], quick=True) == ["expar window=1"]
+    assert labels("ar_order", ["nlar", "expar"]) == sorted(labels("ar_order", ["nlar"]) + labels("ar_order", ["expar"]))
+    assert len(labels("ar_order", ["nlar"])) > 1 and all(x.startswith("nlar ") for x in labels("ar_order", ["nlar"]))
