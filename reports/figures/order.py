@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, setting_style
@@ -31,7 +32,11 @@ def order_selection_figure(results: StoredResults, suite: str = "ar_order") -> F
             col.scatter(paper["window"][has], paper[f"paper_{metric}"][has], marker="s", facecolors="white",
                         edgecolors="black", s=36, zorder=3, label="paper PA-RNN")
             col.set(xlabel="input window (lags)", ylabel=label, title=f"{process.upper()}: {label}")
+            col.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # whole numbers of lags
             col.grid(alpha=0.3)
     legend_outside(fig, axes.ravel())
-    fig.suptitle("Autoregressive order selection, over the five datasets of each window (paper: hollow squares)")
+    low, high = int(table["seeds"].min()), int(table["seeds"].max())  # the paper's: five
+    count = f"{low}" if low == high else f"{low} to {high}"
+    fig.suptitle(f"Autoregressive order selection, over the {count} dataset{'s' * (high > 1)} (seeds) of each window "
+                 "(paper, over five: hollow squares)")
     return fig
