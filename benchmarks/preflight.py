@@ -194,12 +194,13 @@ def _check_methods(tasks: list[Task], classes: dict[str, type[IntervalMethod]], 
 def _protocol_problems(tasks: list[Task], problems: dict[str, None]) -> set[str]:
     """The series protocols of ``tasks`` (JSON) whose keys, types or kind are wrong, each problem noted once."""
     wrong = set()
-    for text in dict.fromkeys(json.dumps(t.config["protocol"], sort_keys=True) for t in tasks
-                              if t.config["protocol"].get("kind") != "set"):
+    protocols = {json.dumps(t.config["protocol"], sort_keys=True): t.config["protocol"] for t in tasks
+                 if t.config["protocol"].get("kind") != "set"}
+    for text, protocol in protocols.items():
         try:
-            check_protocol(json.loads(text))
+            check_protocol(protocol)
         except Exception as exc:
-            problems[f"protocol {json.loads(text)}: {_message(exc)}"] = None
+            problems[f"protocol {protocol}: {_message(exc)}"] = None
             wrong.add(text)
     return wrong
 
@@ -255,14 +256,10 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
         label = tasks[indices[0]].config["dataset"]["label"]
         try:
             problem, fingerprint, files = load_task_data(tasks[indices[0]], data_dir)
-        except DataNotFoundError as exc:
-            if tasks[indices[0]].config["dataset"].get("optional"):
+        except Exception as exc:
+            if isinstance(exc, DataNotFoundError) and tasks[indices[0]].config["dataset"].get("optional"):
                 notes[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
                 continue
-            problems[_about_dataset(label, exc)] = None
-            _check_methods([tasks[i] for i in indices], classes, problems)
-            continue
-        except Exception as exc:
             problems[_about_dataset(label, exc) + _published_file_hint(tasks[indices[0]], data_dir)] = None
             _check_methods([tasks[i] for i in indices], classes, problems)  # every problem of the run at once
             continue

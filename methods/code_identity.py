@@ -324,17 +324,8 @@ def _code_files(cls: type) -> set[str]:
     """The files the class's own functions were written in, each unwrapped (``functools.wraps``); code a tool
     generated (``@dataclass``'s methods, compiled from "<string>") is not counted. Empty for a class without
     functions."""
-    files = set()
-    for value in vars(cls).values():
-        for function in _functions(value, cls.__module__):
-            try:
-                inner = inspect.unwrap(function)
-            except ValueError:  # a cycle of __wrapped__
-                inner = function
-            code = getattr(inner, "__code__", None)
-            if code is not None and not code.co_filename.startswith("<"):
-                files.add(code.co_filename)
-    return files
+    return {f.__code__.co_filename for value in vars(cls).values() for f in _functions(value, cls.__module__)
+            if not hasattr(f, "__wrapped__") and not f.__code__.co_filename.startswith("<")}  # the innermost
 
 
 def _defined_in_its_module_file(cls: type) -> bool:

@@ -248,6 +248,15 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     return GroupComparison(ref, table)
 
 
+def paired_seeds(table: pd.DataFrame) -> str | None:
+    """"seeds 0, 1" when some row of a :func:`compare_group` table has seeds another lacks (its differences pair
+    the rows on the seeds they share, its scores are each row's mean over all its own), else None."""
+    compared = [str(seed) for seed in table["compared_seeds"].iloc[0]]
+    if not (table["seeds"] != len(compared)).any():
+        return None
+    return f"seed{'s' * (len(compared) > 1)} {', '.join(compared)}"
+
+
 def _reference(candidates: list[tuple], losses: dict[tuple, np.ndarray], wanted: str | None) -> tuple | None:
     if not candidates:
         return None

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pibench.reports.metrics import ROLLING_WINDOW
+from pibench.reports.statistics import paired_seeds
 
 KEY_COLUMNS = ["suite", "dataset", "alpha", "method", "setting", "seed"]
 SUMMARY_COLUMNS = KEY_COLUMNS + [
@@ -400,21 +401,20 @@ def comparison_tables(groups: dict) -> str:
         ranked = table[table["method"] != "oracle"].assign(rank=lambda t: t["mean_loss"].rank(method="average"))
         ranks.append(ranked)
         rows = []
-        compared = [str(seed) for seed in table["compared_seeds"].iloc[0]]
-        mixed = bool((table["seeds"] != len(compared)).any())  # some row has seeds another lacks
+        paired = paired_seeds(table)  # None unless some row has seeds another lacks
         for r in _sorted(table, ["method", "setting"]).itertuples():
             difference = "reference" if pd.isna(getattr(r, "difference", float("nan"))) else (
                 f"{r.difference:+.3f} [{r.difference_ci_low:+.3f}, {r.difference_ci_high:+.3f}]")
-            rows.append({"method": r.method, "setting": r.setting, **({"seeds": r.seeds} if mixed else {}),
+            rows.append({"method": r.method, "setting": r.setting, **({"seeds": r.seeds} if paired else {}),
                          "interval score": f"{r.mean_loss:.3f}", "difference [90% CI]": difference,
                          "DM p": _p(getattr(r, "dm_p", float("nan"))),
                          "MCS": "-" if pd.isna(r.in_mcs) else ("yes" if r.in_mcs else "no")})
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
-        lowest_on = " on the seeds compared" if mixed else ""
-        on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on seed{'s' * (len(compared) > 1)} "
-                    f"{', '.join(compared)}, the ones every row has; the interval score is each row's mean over all "
-                    "its seeds, so a difference need not equal the difference of two scores shown." if mixed else "")
+        lowest_on = " on the seeds compared" if paired else ""
+        on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on {paired}, the ones every row has; the "
+                    "interval score is each row's mean over all its seeds, so a difference need not equal the "
+                    "difference of two scores shown." if paired else "")
         parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
                      f"{table['reference'].iloc[0]} (the lowest mean score{lowest_on}){on_seeds}\n\n"
                      + _markdown(pd.DataFrame(rows)))

@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, new_figure
+from pibench.reports.statistics import paired_seeds
 
 
 def comparison_groups(results: StoredResults) -> list[tuple[str, str]]:
@@ -45,9 +46,8 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     ax.set_yticks(y, labels, fontsize=8)
     kind = "per horizon at level alpha / H" if table["kind"].iloc[0] == "set" else "per test step"
     ax.set_xlabel(f"mean interval score {kind} minus the reference's (lower is better)")
-    compared = [str(seed) for seed in table["compared_seeds"].iloc[0]]
-    paired = (f"; paired on seed{'s' * (len(compared) > 1)} {', '.join(compared)}, the ones every row has"
-              if (table["seeds"] != len(compared)).any() else "")
+    paired = paired_seeds(table)
+    paired = f"; paired on {paired}, the ones every row has" if paired else ""
     ax.set_title(f"{dataset} ({suite}): against {table['reference'].iloc[0]}; bars: 90% CI (Diebold-Mariano, "
                  f"HAC); filled: in the 90% MCS{paired}", fontsize=9)
     ax.grid(axis="x", alpha=0.3)
