@@ -51,6 +51,17 @@ def _dates(column: pd.Series, time: str, path: Path) -> pd.Series | None:
     return readings[0] if readings else None
 
 
+def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
+    """The steps' labels: whole numbers stay numbers (a figure shows step 1001 as a step, not as the year
+    1001; years read fine as numbers too), anything else is kept as written, as text (dates are read
+    from it where a figure needs them; ``time_format`` marks the column as dates, 20240131 included)."""
+    numbers = pd.to_numeric(column, errors="coerce") if time_format is None else None
+    whole = numbers is not None and numbers.notna().all() and bool((numbers == np.round(numbers)).all())
+    if whole and bool((numbers.abs() < 2**53).all()):  # exact in float64, so within int64 too
+        return numbers.to_numpy().astype(np.int64)
+    return column.astype(str).to_numpy()
+
+
 def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None = None) -> pd.DataFrame:
     """The rows sorted by ``time`` (numbers numerically, dates chronologically, read as :func:`_dates` says);
     errors for anything else."""
@@ -187,5 +198,5 @@ def csv_problem(
     return lagged_series_problem(
         f"csv:{path.name}:{target}", values[target].to_numpy(float), lags=lags, n_test=n_test, where=str(path),
         target=target, features=values[features].to_numpy(float) if features else None,
-        feature_names=tuple(features), time=frame[time].astype(str).to_numpy() if time else None,
+        feature_names=tuple(features), time=_time_labels(frame[time], time_format) if time else None,
         metadata={"source": str(path)})

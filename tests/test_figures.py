@@ -370,7 +370,8 @@ def test_a_series_without_dates_spans_steps_not_years():
     assert pd.api.types.is_integer_dtype(frame["time"])
     record = {**series_run("default", "ar1", "aci", "gamma=0", 1.6)[0], "task_id": "t"}
     span = describe_test_span(StoredResults([record], {"t": frame}.__getitem__), "t")
-    assert span == f"steps {problem.test_start} to {problem.test_start + 1999} (2,000 steps)"
+    first = int(problem.time[problem.test_start])  # the series' own step numbers, as the time axes show them
+    assert span == f"steps {first} to {first + 1999} (2,000 steps)" and first >= 1000
 
 
 def test_the_leaderboard_greys_the_cells_of_rows_that_miss_the_level():
@@ -389,3 +390,41 @@ def test_the_leaderboard_greys_the_cells_of_rows_that_miss_the_level():
     assert not image[others].any() and grey[others].all()
     assert all(t.get_text().endswith("↓") for t in ax.texts if abs(t.get_position()[1] - narrow) < 0.1)
     close(fig)
+
+
+def test_a_files_own_step_numbers_name_the_test_span(tmp_path):
+    """A CSV time column of whole numbers is the steps' labels, kept as numbers: the span reads "steps 1301 to
+    1400", not "1301-01-01 to 1400-01-01" (text once read as years) nor the row numbers 298 to 397."""
+    from pibench.benchmarks.protocols import ProtocolOutput
+    from pibench.benchmarks.runner import _predictions_frame
+    from pibench.data_loaders.csv_series import csv_problem
+    from pibench.reports.figures.results import describe_test_span
+
+    values = np.random.default_rng(0).normal(size=400)
+    path = tmp_path / "steps.csv"
+    path.write_text("step,y\n" + "".join(f"{1001 + i},{v:.4f}\n" for i, v in enumerate(values)))
+    problem = csv_problem(path=path, target="y", time="step", lags=2)
+    y = problem.y[problem.test_start:]
+    frame = _predictions_frame(problem, ProtocolOutput(y, y - 1, y + 1, y, 0.0, 0.0, 1))
+    record = {**series_run("s", "steps", "aci", "gamma=0", 1.6)[0], "task_id": "t"}
+    span = describe_test_span(StoredResults([record], {"t": frame}.__getitem__), "t")
+    assert span == "steps 1301 to 1400 (100 steps)"
+
+
+@pytest.mark.parametrize("methods", [["aci"], ["aci", "agaci", "nexcp", "pa"]])
+def test_every_title_fits_inside_its_figure(fesp_store, methods):
+    """Long titles wrap: a one-panel figure once cut its title off at both edges."""
+    results = StoredResults([r for r in fesp_store.records if r["method"] in methods], fesp_store.read_predictions)
+    drawn = 0
+    for spec in available_figures(results):
+        name, fig = spec.name, spec.draw()
+        fig.canvas.draw()
+        width = fig.bbox.width
+        for text in [fig._suptitle, *(ax.title for ax in axes_of(fig))]:
+            if text is None or not text.get_text():
+                continue
+            box = text.get_window_extent()
+            assert box.x0 >= -1 and box.x1 <= width + 1, (name, text.get_text(), box.x0, box.x1, width)
+            drawn += 1
+        close(fig)
+    assert drawn >= 3

@@ -168,7 +168,7 @@ def test_csv_integer_time_stays_as_it_is(tmp_path: Path) -> None:
     path = _write(tmp_path / "i.csv", "step,y\n" + "".join(f"{t},{t}\n" for t in steps))
     p = csv_problem(path=path, target="y", time="step", lags=1)
     np.testing.assert_array_equal(p.y[:, 0], np.sort(steps)[1:])  # numeric order
-    assert list(p.time[:2]) == ["10", "13"]  # the values themselves, not nanoseconds since 1970
+    assert p.time.dtype == np.int64 and list(p.time[:2]) == [10, 13]  # step numbers, not nanoseconds since 1970
 
 
 @pytest.mark.parametrize("column, message", [

@@ -50,5 +50,5 @@ def calibration_figure(results: StoredResults) -> Figure | None:
         ax.grid(alpha=0.3)
     hide_spare_panels(axes, len(pairs))
     legend_outside(fig, axes.ravel())
-    fig.suptitle("Calibration: empirical against nominal coverage across levels (seed means)")
+    fig.suptitle("Calibration: empirical against nominal coverage across levels (seed means)", wrap=True)
     return fig

@@ -61,7 +61,7 @@ def fesp_paper_figure(results: StoredResults, suite: str = "fesp") -> Figure | N
                        va="center", fontsize=8)
     first = headline_runs(results, suite, "fesp")[0].task_id
     fig.suptitle(f"fesp, test span {describe_test_span(results, first, daily=True)}: interval lengths per method; "
-                 f"coverage % (paper's) at the right; nominal {results.nominal_percent:g}%")
+                 f"coverage % (paper's) at the right; nominal {results.nominal_percent:g}%", wrap=True)
     return fig
 
 
@@ -115,5 +115,5 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
     counts.yaxis.set_major_locator(MaxNLocator(integer=True))
     nominal_line(axes[0][0], results.nominal_percent)
     legend_outside(fig, [axes[0][0]], loc="outside lower center")
-    fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite})")
+    fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite})", wrap=True)
     return fig

@@ -38,5 +38,5 @@ def order_selection_figure(results: StoredResults, suite: str = "ar_order") -> F
     low, high = int(table["seeds"].min()), int(table["seeds"].max())  # the paper's: five
     count = f"{low}" if low == high else f"{low} to {high}"
     fig.suptitle(f"Autoregressive order selection, over the {count} dataset{'s' * (high > 1)} (seeds) of each window "
-                 "(paper, over five: hollow squares)")
+                 "(paper, over five: hollow squares)", wrap=True)
     return fig

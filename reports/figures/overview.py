@@ -60,5 +60,5 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
     hide_spare_panels(axes, len(panels))
     legend_outside(fig, axes.ravel())
     fig.suptitle(f"Coverage against mean length (seed means, bars: 90% bootstrap CIs; dashed: nominal "
-                 f"{results.nominal_percent:g}%)")
+                 f"{results.nominal_percent:g}%)", wrap=True)
     return fig

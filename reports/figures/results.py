@@ -99,14 +99,16 @@ def rolling_window(n_steps: int, dataset: str) -> int:
 
 def describe_test_span(results: StoredResults, task_id: str, daily: bool = False) -> str:
     """The test span of a series run in words, from its stored step labels: "2019-01-01 to 2019-12-31
-    (365 days)", or "steps 1000 to 2999 (2,000 steps)" where the labels are not dates."""
+    (365 days)", or "steps 1001 to 3000 (2,000 steps)" where the labels are not dates."""
     p = results.predictions(task_id)
     steps = p.drop_duplicates("t").sort_values("t")
     times = dates_in_order(steps["time"]) if "time" in steps and len(steps) else None
     unit = "days" if daily else "steps"
     if times is not None:
         return f"{times.iloc[0]:%Y-%m-%d} to {times.iloc[-1]:%Y-%m-%d} ({len(steps):,} {unit})"
-    return f"steps {int(steps['t'].iloc[0])} to {int(steps['t'].iloc[-1])} ({len(steps):,} {unit})"
+    numbered = "time" in steps and pd.api.types.is_numeric_dtype(steps["time"])  # a file's own step numbers
+    first, last = steps["time" if numbered else "t"].iloc[[0, -1]]
+    return f"steps {int(first)} to {int(last)} ({len(steps):,} {unit})"
 
 
 @dataclass(frozen=True)

@@ -103,5 +103,5 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     legend_outside(fig, [cov_ax])
     targets = ", ".join(f"{per_horizon_target(a, H):.4g}%" for a in alphas for H in horizons)
     fig.suptitle(f"{dataset} ({suite}): sets of sequences (dashed: per-horizon Bonferroni target {targets}; "
-                 f"joint target {', '.join(f'{n:g}%' for n in nominals)})")
+                 f"joint target {', '.join(f'{n:g}%' for n in nominals)})", wrap=True)
     return fig

@@ -63,7 +63,7 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
     unit = "days" if daily else "steps"
     span = describe_test_span(results, runs[0].task_id, daily)
     fig.suptitle(f"{dataset} ({suite}), test span {span}: coverage over the last {w} test {unit} "
-                 f"(dashed: nominal {results.nominal_percent:g}%)")
+                 f"(dashed: nominal {results.nominal_percent:g}%)", wrap=True)
     return fig
 
 
@@ -103,7 +103,7 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
     hide_spare_panels(axes, len(runs))
     where = (f"last {steps} test days at {group[1:]}:00" if dataset == "fesp"
              else f"first {steps} test steps, series {group}")
-    fig.suptitle(f"{dataset}: intervals (band), point forecast (line), truth (dots), misses (red x); {where}")
+    fig.suptitle(f"{dataset}: intervals (band), point forecast (line), truth (dots), misses (red x); {where}", wrap=True)
     return fig
 
 
