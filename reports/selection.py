@@ -55,7 +55,7 @@ def _variant(record: dict) -> tuple[str, str, str]:
 def _why_other(record: dict, chosen: tuple[str, str, str]) -> str:
     code, plugin, _ = _variant(record)
     if code != chosen[0]:
-        return "other code"
+        return f"pibench code {code or 'unknown'}, the table's {chosen[0] or 'unknown'}"
     if plugin != chosen[1]:
         return describe_change(json.loads(plugin), json.loads(chosen[1])) or "other plugin code"
     return "another configuration"
