@@ -218,7 +218,9 @@ def test_order_selection_figure_has_the_papers_markers():
     ours = fsr_ax.get_lines()[0]
     np.testing.assert_allclose(ours.get_xdata(), [1, 3])
     np.testing.assert_allclose(ours.get_ydata(), [0.0, 1 / 3])  # window 3: lag 2 false in one of 3 selections
-    assert any(isinstance(c, PathCollection) for c in fsr_ax.collections)  # paper values (hollow squares)
+    paper = [c for c in fsr_ax.collections if isinstance(c, PathCollection)]  # paper values (hollow squares)
+    assert len(paper) == 1 and (len(paper[0].get_facecolor()) == 0 or paper[0].get_facecolor()[0][3] == 0)
+    assert fig.legends[0].handlelength >= 3  # a dashed setting's line shows its dashes beside the marker
     assert "over the 2 datasets (seeds) of each window" in fig.get_suptitle()  # two seeds here, not the paper's five
     fig.canvas.draw()
     assert all(float(t).is_integer() for t in fsr_ax.get_xticks())

@@ -29,8 +29,8 @@ def order_selection_figure(results: StoredResults, suite: str = "ar_order") -> F
                          **styles[method].line(setting_style(method, setting, part)))
             paper = part.drop_duplicates("window")
             has = np.isfinite(paper[f"paper_{metric}"])
-            col.scatter(paper["window"][has], paper[f"paper_{metric}"][has], marker="s", facecolors="white",
-                        edgecolors="black", s=36, zorder=3, label="paper PA-RNN")
+            col.scatter(paper["window"][has], paper[f"paper_{metric}"][has], marker="s", facecolors="none",
+                        edgecolors="black", s=70, zorder=3, label="paper PA-RNN")  # frames a point, hides none
             col.set(xlabel="input window (lags)", ylabel=label, title=f"{process.upper()}: {label}")
             col.xaxis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # whole numbers of lags
             col.grid(alpha=0.3)

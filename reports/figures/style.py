@@ -166,6 +166,7 @@ def legend_outside(fig: Figure, axes: Iterable[Axes], loc: LegendLocType = "outs
         for handle, label in zip(*ax.get_legend_handles_labels()):
             entries.setdefault(label, handle)
     if entries:
+        kwargs.setdefault("handlelength", 3.5)  # long enough to show a dashed or dotted setting beside its marker
         fig.legend(list(entries.values()), list(entries), loc=loc, fontsize=7, frameon=False, **kwargs)
 
 
