@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.suite import Task, stable_hash, task_id_of
 from pibench.reports.metrics import Mismatch, metrics_mismatch
 
@@ -192,7 +193,7 @@ class ResultsStore:
             except Exception as exc:  # an unreadable parquet with a matching checksum: written so, never trusted
                 mismatch = Mismatch("tampered", f"unreadable predictions ({type(exc).__name__})")
             if mismatch:
-                return None, f"{mismatch.kind}: its metrics disagree with its predictions ({mismatch.detail})"
+                return None, _mismatch_reason(record, mismatch)
         return record, None
 
     def folder_id(self) -> tuple[int, int] | None:
@@ -308,6 +309,17 @@ def _identity_mismatch(record: dict) -> str | None:
         if field in record and record[field] != value:
             return f"its {field} {record[field]!r} is not its config's {value!r}"
     return None
+
+
+def _mismatch_reason(record: dict, mismatch: Mismatch) -> str:
+    """Why a record whose metrics disagree with its predictions is left out: a record of other pibench code
+    may have been computed by another definition of a metric (it is outdated, and its task runs again
+    under this code's id), one of this code was edited by hand."""
+    written_by = record["identity"].get("code")
+    if mismatch.kind == "tampered" and written_by != code_version():
+        return (f"outdated: written by pibench code {written_by}, whose metrics differ from this code's "
+                f"({mismatch.detail}); a run with this code computes it again")
+    return f"{mismatch.kind}: its metrics disagree with its predictions ({mismatch.detail})"
 
 
 def _sha256(data: bytes) -> str:

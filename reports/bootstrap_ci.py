@@ -66,9 +66,11 @@ def unit_values(frame: pd.DataFrame, alpha: float, cap: tuple[float, float]) -> 
 
 def block_length(values: np.ndarray) -> int:
     """The stationary bootstrap's mean block length for ``values`` (n, k): Politis-White's estimate, the
-    largest over the columns that vary, in [1, n / 4]."""
+    largest over the columns that vary, in [1, n / 4]. A column varies if its range exceeds 1e-9 of its
+    largest magnitude: lengths equal but for rounding (the oracle's) would give a block of noise."""
     n = len(values)
-    varying = [j for j in range(values.shape[1]) if np.ptp(values[:, j]) > 0]
+    varying = [j for j in range(values.shape[1])
+               if np.ptp(values[:, j]) > 1e-9 * max(float(np.abs(values[:, j]).max()), 1e-300)]
     if n < 8 or not varying:
         return 1
     estimate = optimal_block_length(values[:, varying])["stationary"].to_numpy(float)

@@ -319,17 +319,27 @@ def longest_miss_run(covered_by_step: ArrayLike) -> int:
 def tercile_means(values: ArrayLike, rank_by: ArrayLike) -> list[float]:
     """The mean of ``values`` within the lower, middle and upper third of the points ranked by ``rank_by``.
 
-    Points are ranked by ``rank_by`` (ties by position, time-major: a stable sort) and split
-    into three parts of sizes differing by at most one; points whose rank value is NaN are
-    left out.
+    Points are sorted by ``rank_by`` and cut into three parts of equal size, except that equal rank values
+    stay together: a run of ties goes whole to the third that holds the middle of the run (values within
+    1e-9 of the largest magnitude count as equal, so rounding noise never splits them by position). A
+    constant ``rank_by`` is one middle third, a two-valued one (a regime's two scales) a lower and an upper
+    third; an empty third is NaN. Points whose rank value is NaN are left out.
     """
     vals = np.asarray(values, dtype=float).ravel()
     ranks = np.asarray(rank_by, dtype=float).ravel()
     if ranks.shape != vals.shape:
         raise ValueError(f"shape mismatch: values {vals.shape}, rank_by {ranks.shape}")
     known = np.flatnonzero(~np.isnan(ranks))
-    parts = np.array_split(known[np.argsort(ranks[known], kind="stable")], 3)
-    return [float(vals[p].mean()) if p.size else float("nan") for p in parts]
+    if known.size == 0:
+        return [float("nan")] * 3
+    scale = float(np.abs(ranks[known]).max()) or 1.0
+    keys = np.round(ranks[known] / scale, 9)
+    order = known[np.argsort(keys, kind="stable")]
+    _, starts, counts = np.unique(np.sort(keys), return_index=True, return_counts=True)
+    middles = starts + (counts - 1) / 2  # each run of ties: the position of its middle in the sorted order
+    third_of_run = np.minimum((3 * middles // known.size).astype(int), 2)
+    third = np.repeat(third_of_run, counts)
+    return [float(vals[order[third == k]].mean()) if (third == k).any() else float("nan") for k in range(3)]
 
 
 def tercile_coverage(covered_: ArrayLike, values: ArrayLike) -> list[float]:

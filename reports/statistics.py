@@ -35,7 +35,7 @@ from pibench.reports.comparisons import diebold_mariano, model_confidence_set
 from pibench.reports.interval_tests import MissCounts, coverage_tests, joint_coverage_test, miss_counts
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 3
+STATS_VERSION = 4
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -330,7 +330,10 @@ def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame]
         if group.reference is not None:
             frames.append(group.table)
     if reference is not None and not frames:
-        names = sorted({r["method"] for r in records})
+        names = sorted({r["method"] for r in records} - {"oracle"})
+        if reference.split()[0] == "oracle":
+            raise ValueError(f"reference={reference!r}: the oracle (the true interval) is never compared; give a "
+                             f"method name or 'method setting' of {names}.")
         raise ValueError(f"reference={reference!r} is a row of no dataset here: give a method name or "
                          f"'method setting' of {names}.")
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -78,6 +78,8 @@ def summary_row(record: dict) -> dict:
     groups = record.get("coverage_by_group")
     if kind == "marginal" and groups and record.get("n_test"):  # a series: its test steps, of len(groups) points
         row["test_steps"] = int(record["n_test"]) // len(groups)
+        if row["test_steps"] < ROLLING_WINDOW:  # no window but the span itself: its coverage, not a worst window
+            row["worst_rolling_coverage"] = float("nan")
     return row
 
 
@@ -283,8 +285,6 @@ def conditional_table(frame: pd.DataFrame) -> str:
     if ok.empty or "coverage_vol_high" not in ok or ok["coverage_vol_high"].isna().all():
         return ""
     ok = ok[ok["coverage_vol_high"].notna()]
-    if "test_steps" in ok:  # a span shorter than the window has no window but itself: its coverage, not a worst
-        ok = ok.assign(worst_rolling_coverage=ok["worst_rolling_coverage"].where(~(ok["test_steps"] < ROLLING_WINDOW)))
     ratio = [c for c in ORACLE_RATIO if c in ok and ok[c].notna().any()]
     table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
     for column in CONDITIONAL:
@@ -292,8 +292,8 @@ def conditional_table(frame: pd.DataFrame) -> str:
     table = _counts(table.rename(columns={**CONDITIONAL, **ORACLE_RATIO}), columns=("seeds",))
     table = table[[c for c in table.columns if c != "suite"] + ["suite"]]  # compact: the suite last
     return ("### Conditional coverage: where the intervals fail (volatility thirds by the oracle's scale where "
-            f"known, else a causal rolling robust scale; worst window: over {ROLLING_WINDOW} test steps, - for a "
-            "shorter test span)\n\n" + _markdown(table))
+            f"known, else a causal rolling robust scale; equal values stay in one third, so a two-valued scale has no middle "
+            f"one; worst window: over {ROLLING_WINDOW} test steps, - for a shorter test span)\n\n" + _markdown(table))
 
 
 def _alpha_of(rows: pd.DataFrame) -> float | None:

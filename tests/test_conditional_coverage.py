@@ -77,9 +77,26 @@ def test_the_regime_oracle_covers_in_each_regime():
 
 def test_tercile_means_by_hand():
     values = np.array([10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0])
-    rank_by = np.array([3.0, np.nan, 1.0, 2.0, 2.0, 9.0, 0.5])  # the NaN is left out; the tie keeps position
+    rank_by = np.array([3.0, np.nan, 1.0, 2.0, 2.0, 9.0, 0.5])  # the NaN is left out
     # ranked: 70 (0.5), 30 (1), 40 (2), 50 (2), 10 (3), 60 (9) -> thirds {70, 30}, {40, 50}, {10, 60}
     assert tercile_means(values, rank_by) == [50.0, 45.0, 35.0]
+    # a run of ties goes whole to the third holding its middle: 2s at sorted positions 1-3 (middle 2 of 6)
+    assert tercile_means([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], [1.0, 2.0, 2.0, 2.0, 3.0, 4.0]) == [1.0, 3.0, 5.5]
+
+
+def test_ties_are_never_split_by_position():
+    """Equal rank values (to rounding noise) are one group: a constant ranking is one middle third, a
+    two-valued one (a regime's two scales) two thirds; the worst length third of constant-length intervals
+    is their coverage, not the worst of three spans of time."""
+    covered = np.array([1, 1, 1, 0, 0, 0, 1, 1, 1], dtype=bool)
+    noisy = 3.2897 + np.array([0, 4e-16, -4e-16, 0, 4e-16, 0, -4e-16, 0, 4e-16])  # one length, last bits apart
+    np.testing.assert_equal(tercile_coverage(covered, noisy), [np.nan, 6 / 9, np.nan])
+    two = np.array([1.0, 3.0, 1.0, 3.0, 1.0, 3.0, 1.0, 1.0, 3.0])  # five calm steps, four volatile
+    np.testing.assert_equal(tercile_coverage(covered, two), [4 / 5, np.nan, 2 / 4])
+    y = np.zeros((9, 1))
+    out = series_metrics(y, np.where(covered, -1.0, 1.0)[:, None] + noisy[:, None] * 0,
+                         np.where(covered, 1.0, 3.0)[:, None], 0.1, (-10.0, 10.0))
+    assert out["coverage_size_min"] == pytest.approx(6 / 9)  # lengths 2 everywhere: one third, all points
 
 
 def test_terciles_by_hand():
@@ -87,8 +104,9 @@ def test_terciles_by_hand():
     values = np.array([5.0, 1.0, 3.0, 2.0, 6.0, 4.0])
     # ranked: positions 1, 3 | 2, 5 | 0, 4
     assert tercile_coverage(covered, values) == [0.5, 1.0, 0.5]
-    # ties keep their order of position; NaN values are left out: thirds of sizes 2, 2, 1 of positions 0..4
-    assert tercile_coverage(covered, [1.0, 1.0, 1.0, 2.0, 2.0, np.nan]) == [0.5, 1.0, 0.0]
+    # ties stay together (1s: sorted positions 0-2, middle 1 of 5: the lower third; 2s: middle 3.5, the
+    # upper), the middle third is empty; NaN values are left out
+    np.testing.assert_equal(tercile_coverage(covered, [1.0, 1.0, 1.0, 2.0, 2.0, np.nan]), [2 / 3, np.nan, 0.5])
 
 
 def test_series_metrics_conditional_columns_by_hand():
@@ -135,9 +153,11 @@ def test_records_carry_conditional_coverage_that_the_predictions_reproduce(tmp_p
     predictions = store.predictions(record["task_id"])
     assert record["volatility_source"] == "oracle"
     covered = (predictions["lower"] <= predictions["y"]) & (predictions["y"] <= predictions["upper"])
-    ranked = predictions.assign(covered=covered).sort_values("volatility", kind="stable")
-    thirds = np.array_split(ranked["covered"].to_numpy(), 3)
-    assert [record[f"coverage_vol_{k}"] for k in ("low", "mid", "high")] == [float(t.mean()) for t in thirds]
+    calm = predictions["volatility"].to_numpy() == 1.0  # the oracle's scale: 1 when calm, 3 when volatile
+    assert 1 / 3 < calm.mean() < 2 / 3  # so the calm steps are the lower third, the volatile ones the upper
+    assert record["coverage_vol_low"] == pytest.approx(covered[calm].mean(), rel=1e-12)
+    assert record["coverage_vol_high"] == pytest.approx(covered[~calm].mean(), rel=1e-12)
+    assert np.isnan(record["coverage_vol_mid"])  # two values: no step is in between
     assert record["coverage_vol_low"] > record["coverage_vol_high"]  # a fixed-width method fails when volatile
     capsys.readouterr()
     assert main(["report", "--results-dir", str(results)]) == 0
@@ -173,11 +193,12 @@ def test_the_oracle_row_is_the_true_conditional_interval(tmp_path, capsys):
     # per volatility third: the method's mean length there over the oracle's, by hand from both predictions
     lengths = {m: store.predictions(r["task_id"]).assign(length=lambda f: f["upper"] - f["lower"])
                for m, r in by_method.items()}
-    ranked = np.argsort(lengths["oracle"]["volatility"].to_numpy(), kind="stable")
-    for name, third in zip(("low", "mid", "high"), np.array_split(ranked, 3)):
+    calm = lengths["oracle"]["volatility"].to_numpy() == 1.0  # two regimes: the lower and the upper third
+    for name, third in (("low", calm), ("high", ~calm)):
         mine, best = (lengths[m]["length"].to_numpy()[third].mean() for m in ("autoreg", "oracle"))
         assert by_method["autoreg"][f"length_ratio_vol_{name}"] == pytest.approx(mine / best, rel=1e-12)
         assert oracle[f"length_ratio_vol_{name}"] == pytest.approx(1.0, rel=1e-12)
+    assert np.isnan(oracle["length_ratio_vol_mid"])
     # a fixed width wastes length when calm and is too short when volatile
     assert by_method["autoreg"]["length_ratio_vol_low"] > 1.5 > 1 > by_method["autoreg"]["length_ratio_vol_high"]
 
@@ -237,7 +258,8 @@ def test_normalized_quantile_tracker_meets_the_regime_target(tmp_path):
 
 
 def test_the_worst_window_is_blank_where_the_test_span_is_shorter_than_the_window():
-    """A 60-step span has no 100-step window but itself: its 'worst window' would be its coverage, not a worst."""
+    """A 60-step span has no 100-step window but itself: its 'worst window' would be its coverage, not a worst
+    (the record keeps that number, which its predictions recompute; the summary and the tables leave it out)."""
     from pibench.reports.metrics import ROLLING_WINDOW
     from pibench.reports.summary import conditional_table, summary_row
 
@@ -249,6 +271,7 @@ def test_the_worst_window_is_blank_where_the_test_span_is_shorter_than_the_windo
         rows.append(summary_row({"suite": "s", "dataset": "d", "alpha": 0.1, "method": method, "setting": "default",
                                  "seed": 0, "status": "ok", "device": "cpu", **metrics}))
     assert [r["test_steps"] for r in rows] == [ROLLING_WINDOW - 40, 3 * ROLLING_WINDOW]
+    assert np.isnan(rows[0]["worst_rolling_coverage"])  # summary.csv says so too, as the tables do
     table = conditional_table(pd.DataFrame(rows))
     cells = {line.split("|")[2].strip(): line.split("|")[10].strip() for line in table.splitlines()
              if line.startswith("| d |")}

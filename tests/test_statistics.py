@@ -224,6 +224,9 @@ def test_compare_returns_a_frame_against_the_chosen_reference(stats_store):
     assert oracle["difference"] < 0 and oracle["in_mcs"] is None  # the truth beats autoreg, is never in the MCS
     with pytest.raises(ValueError, match="is a row of no dataset"):
         results.compare(reference="nonesuch")
+    with pytest.raises(ValueError, match=r"the oracle \(the true interval\) is never compared") as refused:
+        results.compare(reference="oracle")
+    assert "'oracle'" not in str(refused.value).split("of [")[1]  # never offered as a choice
     with pytest.raises(ValueError, match="metric='coverage'"):
         results.compare(metric="coverage")
 
@@ -317,3 +320,15 @@ def test_rows_of_two_suites_are_not_pooled_across_datasets(stats_store):
     rows = [line for line in across.splitlines() if line.startswith("| ")][1:]
     assert rows and all(line.startswith("| stats |") for line in rows)
     assert all(line.split("|")[4].strip() == "1" for line in rows if "| aci |" in line)  # not pooled with 'other'
+
+
+def test_lengths_equal_but_for_rounding_do_not_set_the_block():
+    """The oracle's lengths on a homoscedastic series differ in their last bits only: they are a constant
+    column, and the block comes from the hits alone (once Politis-White ran on the rounding noise: 91)."""
+    from pibench.reports.bootstrap_ci import block_length
+
+    rng = np.random.default_rng(0)
+    hits = (rng.random(2000) < 0.9).astype(float)  # independent hits: a short block
+    noisy = 3.2897072539 + rng.choice([-4.4e-16, 0.0, 4.4e-16], size=2000)
+    assert np.ptp(noisy) > 0
+    assert block_length(np.column_stack([hits, noisy])) == block_length(hits[:, None]) <= 5

@@ -129,6 +129,29 @@ def test_a_record_whose_id_does_not_re_derive_is_tampered(verified):
     assert left.reason.startswith("tampered: its id does not re-derive from its config and identity")
 
 
+def test_a_record_of_other_code_with_other_metrics_is_outdated_not_tampered(verified):
+    """A metric whose definition changed (the length thirds once split ties by time) leaves an older record's
+    number unequal to its recomputation: that record is outdated, its task runs again under the new code's
+    id; the same number edited into a record of this code is tampered."""
+    from pibench.benchmarks.suite import task_id_of
+
+    _, results = verified
+    path, record = record_of(results, "autoreg", "ar")
+    older = json.loads(json.dumps(record))
+    older["identity"]["code"] = older["code_version"] = "0.1.0+src.0123456789ab"
+    older["coverage_size_min"] = record["coverage_size_min"] - 0.05  # what the older definition gave
+    older["task_id"] = task_id_of(older["config"], older["identity"])
+    old_path = path.with_name(f"{older['task_id']}.json")
+    old_path.write_text(json.dumps(older))
+    shutil.copy(path.with_suffix(".parquet"), old_path.with_suffix(".parquet"))
+    edited = dict(record, coverage_size_min=older["coverage_size_min"])
+    path.write_text(json.dumps(edited))
+    reasons = {s.path: s.reason for s in ResultsStore(results).scan()[1]}
+    assert reasons[old_path].startswith("outdated: written by pibench code 0.1.0+src.0123456789ab, whose metrics "
+                                        "differ from this code's (coverage_size_min:")
+    assert reasons[path].startswith("tampered: its metrics disagree with its predictions (coverage_size_min:")
+
+
 def _poison_residuals(chunk: Path, factor: float = 10.0) -> None:
     """Multiply the residuals in a chunk by ``factor``, keeping a valid npz (and its old checksums)."""
     with np.load(chunk) as z:
