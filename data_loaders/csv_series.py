@@ -195,8 +195,10 @@ def csv_problem(
             f"longer series or a larger test_fraction in a suite file ([[datasets]] name = \"csv\" params = {{ path "
             f"= \"{path}\", target = \"{target}\", test_fraction = {min(0.9, MIN_TEST_POINTS / n_rows + 0.05):.2f} "
             "}).")
+    # each step's label: its time, else its row of the file (counted from 0 under the header, as errors count)
+    labels = _time_labels(frame[time], time_format) if time else frame.index.to_numpy()
     return lagged_series_problem(
         f"csv:{path.name}:{target}", values[target].to_numpy(float), lags=lags, n_test=n_test, where=str(path),
         target=target, features=values[features].to_numpy(float) if features else None,
-        feature_names=tuple(features), time=_time_labels(frame[time], time_format) if time else None,
+        feature_names=tuple(features), time=labels,
         metadata={"source": str(path)})

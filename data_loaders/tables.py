@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,11 @@ import pandas as pd
 #: Largest magnitude a value may have: squares and sums of squares (variances, least squares,
 #: Gram matrices of thousands of rows) must stay far from float64's 1.8e308.
 MAX_MAGNITUDE = 1e100
+
+
+#: What usually gives a row more fields than its header.
+SPLIT_NUMBER_HINT = ("A comma inside a number (1,234.5, or a decimal comma 3,14) splits it: remove thousands "
+                     "separators, write decimals with a point, or quote such values.")
 
 
 def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -22,12 +28,26 @@ def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
                  else pd.read_csv(path, dtype=dict.fromkeys(text_columns, str)))
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} holds no columns; give a file with a header row and one row per step.") from None
-    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as exc:
+    except pd.errors.ParserError as exc:
+        longer = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if longer is None:
+            raise ValueError(f"{path} could not be read as CSV ({str(exc).strip()[:120]}); give a comma-separated "
+                             "text file with a header row.") from None
+        expected, line, saw = longer.groups()
+        raise ValueError(f"{path}: line {line} has {saw} fields but the header names {expected} columns. "
+                         f"{SPLIT_NUMBER_HINT}") from None
+    except (UnicodeDecodeError, ValueError, OSError) as exc:
         kind = "parquet" if path.suffix == ".parquet" else "CSV"
         raise ValueError(f"{path} could not be read as {kind} ({type(exc).__name__}: {str(exc)[:120]}); "
                          "give a comma-separated text file with a header row, or a .parquet file.") from None
     if frame.empty:
         raise ValueError(f"{path} has a header but no data rows; give one row per step.")
+    if path.suffix != ".parquet" and not isinstance(frame.index, pd.RangeIndex):
+        # pandas takes the first field(s) of rows longer than the header as an index, shifting every column
+        fields = frame.index.nlevels + len(frame.columns)
+        raise ValueError(f"{path}: the first data row has {fields} fields but the header names {len(frame.columns)} "
+                         f"columns ({', '.join(map(str, frame.columns))}), so every value would shift a column. "
+                         f"{SPLIT_NUMBER_HINT}")
     return frame
 
 

@@ -523,3 +523,24 @@ def test_unknown_method_lists_available() -> None:
     message = str(info.value)
     assert "aci" in message and "autoreg" in message
     assert get_method("aci").name == "aci" and get_method("autoreg").name == "autoreg"
+
+
+@pytest.mark.parametrize("rows, message", [
+    ("2020-01-01,5,005.67\n2020-01-02,1,989.99\n", "the first data row has 3 fields but the header names 2"),
+    ("2020-01-01,5\n2020-01-02,1,989.99\n", "line 3 has 3 fields but the header names 2"),
+])
+def test_rows_longer_than_the_header_are_refused_not_shifted(tmp_path: Path, rows, message) -> None:
+    """An unquoted thousands separator gives every row one more field: pandas would take the first as an
+    index and benchmark the digits after the comma."""
+    path = _write(tmp_path / "t.csv", "date,y\n" + rows * 200)
+    with pytest.raises(ValueError, match=message) as refused:
+        csv_problem(path=path, target="y")
+    assert "thousands separators" in str(refused.value)
+
+
+def test_without_time_a_step_is_labelled_by_its_row_of_the_file(tmp_path: Path) -> None:
+    """Rows counted from 0 under the header, as the errors count them: 1,000 rows, a quarter tested, is rows
+    750 to 999 (once 745 to 994: the rows less the lags)."""
+    path = _write(tmp_path / "r.csv", "y\n" + "".join(f"{v}\n" for v in np.random.default_rng(0).normal(size=1000)))
+    p = csv_problem(path=path, target="y")
+    assert p.time.dtype.kind == "i" and p.time[p.test_start] == 750 and p.time[-1] == 999
