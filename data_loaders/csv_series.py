@@ -23,32 +23,16 @@ How the rows become a problem (also in the README, "Your own series"):
 from __future__ import annotations
 
 import os
-import warnings
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from pandas.tseries.api import guess_datetime_format
 
 from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
+from pibench.data_loaders.step_order import step_key
 from pibench.data_loaders.tables import check_magnitude, read_table
-
-
-def _dates(column: pd.Series, time: str, path: Path) -> pd.Series | None:
-    """``column`` read as dates with one format for every row (module doc); None if it reads so in no way.
-    ValueError if it reads both day first and month first, in different orders."""
-    readings = date_readings(column)
-    orders = [np.argsort(r.to_numpy(), kind="stable") for r in readings]
-    if len(readings) == 2 and not np.array_equal(orders[0], orders[1]):
-        row = column.index[(readings[0] != readings[1]).to_numpy()][0]
-        month, day = (r[row].strftime("%d %B %Y").lstrip("0") for r in readings)
-        raise ValueError(
-            f"{path}: the dates of the time column {time!r} read both month first and day first ({column[row]!r} "
-            f"in row {row}: {month} or {day}), which orders the rows differently; give the format in the "
-            'dataset\'s params, e.g. time_format = "%d/%m/%Y" (day first) or "%m/%d/%Y" (month first).')
-    return readings[0] if readings else None
 
 
 def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
@@ -63,45 +47,11 @@ def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
 
 
 def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None = None) -> pd.DataFrame:
-    """The rows sorted by ``time`` (numbers numerically, dates chronologically, read as :func:`_dates` says);
-    errors for anything else."""
+    """The rows sorted by ``time`` (:func:`~pibench.data_loaders.step_order.step_key`); an error for a
+    repeated time."""
     column = frame[time]
-    if column.isna().any():
-        rows = column.index[column.isna()][:5].tolist()
-        raise ValueError(f"{path}: the time column {time!r} is empty in row(s) {rows}; fill them or drop those rows.")
-    if time_format is not None:
-        key = pd.to_datetime(column.astype(str), format=time_format, errors="coerce")
-        if key.isna().any():
-            row = column.index[key.isna()][0]
-            raise ValueError(f"{path}: row {row} of the time column {time!r} holds {column[row]!r}, which "
-                             f"time_format {time_format!r} does not read; fix that row or the format.")
-    elif pd.api.types.is_numeric_dtype(column):
-        key = column
-    else:
-        numbers = pd.to_numeric(column, errors="coerce")
-        if numbers.notna().all():
-            key = numbers
-        elif (dates := _dates(column.astype(str), time, path)) is not None:
-            key = dates
-        else:
-            loose = pd.to_datetime(column, errors="coerce", format="mixed")
-            # the column reads as whichever most of it is; the example is a value that is not that
-            key = numbers if numbers.notna().sum() >= loose.notna().sum() else loose
-            if not key.isna().any():
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)
-                    first = guess_datetime_format(str(column.iloc[0]))
-                other = pd.to_datetime(column, format=first, errors="coerce").isna() if first else column.isna()
-                example = f" and {column[other].iloc[0]!r}" if other.any() else ""
-                raise ValueError(f"{path}: the dates of the time column {time!r} are written in more than one "
-                                 f"format (e.g. {column.iloc[0]!r}{example}); write them alike (YYYY-MM-DD reads "
-                                 "one way only), or give time_format.")
-            row = key.index[key.isna()][0]
-            kind = "numbers" if key is numbers else "dates"
-            raise ValueError(
-                f"{path}: the time column {time!r} holds {kind}, but row {row} holds {column[row]!r}, which is "
-                "neither a number nor a date, so pibench cannot order the rows by it. Fix that row, or leave "
-                "`time` out to keep the file's row order.")
+    key = step_key(column, f"the time column {time!r}", path, time_format,
+                   fix="Fix that row, or leave `time` out to keep the file's row order.")
     if key.duplicated().any():
         repeated = column[key.duplicated()].iloc[0]
         repeated = repeated.item() if isinstance(repeated, np.generic) else repeated  # 199, not np.int64(199)

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pibench.data_loaders.problems import SetProblem
+from pibench.data_loaders.step_order import step_key
 from pibench.data_loaders.tables import check_magnitude, read_table
 
 PARTS = ("train", "calibration", "test")
@@ -38,6 +39,10 @@ class LongSequences(NamedTuple):
     ids: np.ndarray
     sequences: list[np.ndarray]
     parts: np.ndarray | None
+
+
+#: The column the steps are ordered by (the step column read as numbers or dates).
+STEP_KEY = "__step_order__"
 
 
 def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_column: str = "step",
@@ -59,12 +64,13 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
                          f"rows {np.flatnonzero(bad)[:5].tolist()}, counted from 0 under the header); clean or drop "
                          "them.")
     check_magnitude(values.to_numpy(float), [value_column], path)
-    frame = frame.assign(**{value_column: values})
-    if frame.duplicated([id_column, step_column]).any():
-        first = frame[frame.duplicated([id_column, step_column])].iloc[0]
+    key = step_key(frame[step_column], f"the step column {step_column!r}", path)  # numbers or dates, never text
+    frame = frame.assign(**{value_column: values, STEP_KEY: key})
+    if frame.duplicated([id_column, STEP_KEY]).any():
+        first = frame[frame.duplicated([id_column, STEP_KEY])].iloc[0]
         raise ValueError(f"{path}: sequence {str(first[id_column])!r} has step {first[step_column]} twice; one row "
                          "per (id, step).")
-    frame = frame.sort_values([id_column, step_column], kind="stable")
+    frame = frame.sort_values([id_column, STEP_KEY], kind="stable")
     groups = frame.groupby(id_column, sort=True)
     ids = np.asarray(list(groups.groups))
     sequences = [g.to_numpy(float) for _, g in groups[value_column]]

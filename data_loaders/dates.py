@@ -7,15 +7,24 @@ import warnings
 
 import pandas as pd
 
+#: A time written with its offset from UTC: 2024-03-31T03:00:00+02:00, ...Z.
+UTC_OFFSET = r"(?:Z|[+-]\d{2}:?\d{2})\s*$"
+
 
 def date_readings(labels: pd.Series) -> list[pd.Series]:
     """The distinct readings of ``labels`` as dates, each with one format for every value: ISO 8601
-    (2021-01-13) if that reads them all, else the format pandas infers from the first label, read month
+    (2021-01-13) if that reads them all (times with UTC offsets that change, as at a daylight-saving switch,
+    in UTC), else the format pandas infers from the first label, read month
     first and day first (one reading where both agree or only one reads); [] if none reads every label."""
     try:
         return [pd.to_datetime(labels, format="ISO8601")]
     except (ValueError, TypeError, OverflowError):
         pass
+    if labels.str.contains(UTC_OFFSET).all():  # offsets that change (daylight saving): each an instant, in UTC
+        try:
+            return [pd.to_datetime(labels, format="ISO8601", utc=True)]
+        except (ValueError, TypeError, OverflowError):
+            pass
     readings: list[pd.Series] = []
     for dayfirst in (False, True):
         try:

@@ -544,3 +544,22 @@ def test_without_time_a_step_is_labelled_by_its_row_of_the_file(tmp_path: Path) 
     path = _write(tmp_path / "r.csv", "y\n" + "".join(f"{v}\n" for v in np.random.default_rng(0).normal(size=1000)))
     p = csv_problem(path=path, target="y")
     assert p.time.dtype.kind == "i" and p.time[p.test_start] == 750 and p.time[-1] == 999
+
+
+@pytest.mark.parametrize("start", ["2024-03-30", "2024-10-26"])  # the spring and the autumn switch
+@pytest.mark.parametrize("time_format", [None, "%Y-%m-%dT%H:%M:%S%z"])
+def test_times_across_a_daylight_saving_switch_order_as_instants(tmp_path: Path, start, time_format) -> None:
+    """Hourly Paris times written with their offsets (+01:00, then +02:00): each one instant, so a shuffled
+    file orders back in time (pandas alone refuses the mixed offsets), and the figures read them as dates."""
+    from pibench.data_loaders.dates import dates_in_order
+
+    times = pd.date_range(start, periods=400, freq="h", tz="Europe/Paris")
+    written = times.strftime("%Y-%m-%dT%H:%M:%S%z").str.replace(r"(\d\d)(\d\d)$", r"\1:\2", regex=True)
+    assert len(set(w[-6:] for w in written)) == 2  # both offsets occur
+    y = np.random.default_rng(0).normal(size=400)
+    path = tmp_path / "tz.csv"
+    pd.DataFrame({"time": written, "y": y}).sample(frac=1, random_state=0).to_csv(path, index=False)
+    p = csv_problem(path=path, target="y", time="time", lags=1, time_format=time_format)
+    np.testing.assert_array_equal(p.y[:, 0], y[1:])
+    read = dates_in_order(pd.Series(p.time))
+    assert read is not None and (read.diff().dropna() == pd.Timedelta(hours=1)).all()

@@ -224,6 +224,22 @@ def test_csv_sets_validation(tmp_path, change, message):
         csv_sets_problem(path=path, input_length=6, horizon=3)
 
 
+def test_csv_sets_steps_written_as_dates_are_ordered_as_dates(tmp_path):
+    """Day-first dates order in time, not as text (01/02/2020 before 20/01/2020 would scramble every
+    sequence): the problem equals the one of the same file with step numbers; text steps are refused."""
+    numbered = _long_file(tmp_path / "n.csv", [12] * 20)
+    frame = pd.read_csv(numbered)
+    days = pd.Timestamp("2020-01-20") + pd.to_timedelta(frame["step"], unit="D")
+    dated = tmp_path / "d.csv"
+    frame.assign(step=days.dt.strftime("%d/%m/%Y")).sample(frac=1, random_state=0).to_csv(dated, index=False)
+    a, b = (csv_sets_problem(path=p, input_length=6, horizon=3) for p in (numbered, dated))
+    for split in ("train", "calibration", "test"):
+        np.testing.assert_array_equal(getattr(a, split).y, getattr(b, split).y)
+    frame.assign(step="w" + frame["step"].astype(str)).to_csv(dated, index=False)
+    with pytest.raises(ValueError, match="the step column 'step' holds .* neither a number nor a date"):
+        csv_sets_problem(path=dated, input_length=6, horizon=3)
+
+
 def _tails(path: Path, ids) -> list[tuple]:
     """The last 9 values of each named sequence, in the order given (what x and y of a (6, 3) problem hold)."""
     frame = pd.read_csv(path).sort_values(["id", "step"])
