@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import itertools
 import os
+import random
 import sys
 import time
 import traceback
@@ -96,6 +97,15 @@ def task_runtime(threads: int, device: str = "cpu"):
         torch.set_num_threads(previous)
 
 
+def seed_global_generators(seed: int) -> None:
+    """Seed Python's, numpy's and torch's global generators from the task's seed before its method is built:
+    a method that draws from ``random``, ``np.random`` or torch's default generator (rather than from its
+    ``random_state``) then repeats its numbers in any worker, whatever ran there before."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
 def forecast_plan(task: Task, problem, method: IntervalMethod, device: str = "cpu") -> ForecastPlan | None:
     """The shared base fits of a split-conformal task on a series problem, chunked for ``device``, else None."""
     if isinstance(method, SplitConformalMethod) and method.shares_base_fits and isinstance(problem, SeriesProblem):
@@ -137,6 +147,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         record["device"], record["generator"] = describe_device(device), generator_family(device)
         with task_runtime(threads, device):
             problem, _, record["data_files"] = task_problem(task, data_dir)
+            seed_global_generators(task.method_seed)
             method = task_method(task) if method is None else method
             record["method_params"] = method.get_params()
             method.prepare(problem)
