@@ -252,6 +252,19 @@ class ResultsStore:
                 continue
         return found
 
+    def stored_suites(self) -> list[str]:
+        """The suite names the record files here give, sorted, unchecked: only to name the command that
+        would fill the store again, never a result."""
+        names = set()
+        for path in sorted(self.tasks_dir.glob("*.json")) if self.tasks_dir.is_dir() else []:
+            try:
+                suite = json.loads(path.read_text())["config"]["suite"] if path.is_file() else None
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if isinstance(suite, str):
+                names.add(suite)
+        return sorted(names)
+
     def records(self) -> list[dict]:
         """Every complete record in the store (finished or failed)."""
         return self.scan()[0]
@@ -312,13 +325,13 @@ def _identity_mismatch(record: dict) -> str | None:
 
 
 def _mismatch_reason(record: dict, mismatch: Mismatch) -> str:
-    """Why a record whose metrics disagree with its predictions is left out: a record of other pibench code
-    may have been computed by another definition of a metric (it is outdated, and its task runs again
-    under this code's id), one of this code was edited by hand."""
+    """Why a record whose metrics disagree with its predictions is left out: one of other pibench code may
+    hold another definition of a metric or a hand edit (outdated or edited: its task runs again under this
+    code's id), one of this code was edited."""
     written_by = record["identity"].get("code")
     if mismatch.kind == "tampered" and written_by != code_version():
-        return (f"outdated: written by pibench code {written_by}, whose metrics differ from this code's "
-                f"({mismatch.detail}); a run with this code computes it again")
+        return (f"outdated or edited: written by pibench code {written_by}, and {mismatch.detail}: another "
+                "definition of the metric, or an edit; a run with this code computes it again")
     return f"{mismatch.kind}: its metrics disagree with its predictions ({mismatch.detail})"
 
 

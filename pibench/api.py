@@ -198,9 +198,34 @@ class Results:
                             + "".join(f"- {line}\n" for line in self.left_out))
         return "\n".join(t for t in sections if t)
 
+    def why_empty(self) -> str | None:
+        """None if the tables have rows, else why not and the command that fills the folder again (naming
+        the suite its stored records come from)."""
+        if self.records:
+            return None
+        from pibench.benchmarks.store import ResultsStore
+        from pibench.benchmarks.suite import builtin_suites
+
+        reasons = (f" ({len(self.left_out)} file(s) there could not be used: {self.left_out[0]}, ...)"
+                   if self.left_out else "")
+        suites = ResultsStore(self.results_dir).stored_suites()
+        if len(suites) == 1:
+            suite = suites[0] if suites[0] in builtin_suites() else f"<the file of suite {suites[0]!r}>"
+            command = f"pibench run --suite {suite} --results-dir {self.results_dir}"
+        elif suites:
+            command = f"pibench run --suite SUITE --results-dir {self.results_dir}"
+            reasons += f"; its records come from suites {', '.join(suites)}"
+        else:
+            command = f"pibench run --results-dir {self.results_dir}"
+        return f"no usable results under {self.results_dir}{reasons}; run `{command}` first."
+
     def html_page(self, title: str | None = None) -> tuple[str, list[str]]:
         """(the self-contained HTML report: tables and every figure inline, the names of the figures it embeds)."""
         from pibench.reports.html import build_report
+
+        empty = self.why_empty()
+        if empty:
+            raise ValueError(empty)
 
         return build_report(self._stored, self.tables(), title=title or f"pibench report: {self.results_dir}")
 

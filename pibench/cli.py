@@ -72,13 +72,11 @@ def _report(args: argparse.Namespace) -> int:
     if args.figures:
         _check_output_folder(args.figures, "--figures")  # before anything is written
     results = load_results(args.results_dir)
-    if not results.records:
-        left_out = results.left_out
-        reasons = f" ({len(left_out)} file(s) there could not be used: {left_out[0]}, ...)" if left_out else ""
-        if left_out:  # the tables had rows once: no summary may keep showing them
+    empty = results.why_empty()
+    if empty:
+        if results.left_out:  # the tables had rows once: no summary may keep showing them
             _clear_summaries(args.results_dir)
-        print(f"no usable results under {args.results_dir}{reasons}; run `pibench run --results-dir "
-              f"{args.results_dir}` first.", file=sys.stderr)
+        print(empty, file=sys.stderr)
         return 1
     table = results.tables()
     print(table)
@@ -131,7 +129,7 @@ def _plot(args: argparse.Namespace) -> int:
     results = load_results(args.results_dir)
     specs = results.figure_specs()
     if not specs:
-        print(f"no figure to draw: no usable results under {args.results_dir}.", file=sys.stderr)
+        print(f"no figure to draw: {results.why_empty() or 'no figure fits these results.'}", file=sys.stderr)
         return 1
     if args.name is None:
         print("figures this store has data for:")

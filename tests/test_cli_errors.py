@@ -239,3 +239,29 @@ def test_report_survives_a_record_holding_a_list(store, capsys):
     assert "0123456789abcdef0123.json: the record is a JSON list, not an object" in out
     assert "| tiny | ar | autoreg |" in out
     pd.read_csv(results / "summary.csv")
+
+
+def test_a_store_with_nothing_usable_names_the_suite_that_fills_it(tmp_path, capsys):
+    """Every record edited: report, plot and to_html say so and name the command that refills the folder
+    (once: the default suite's command for any folder, and a KeyError from to_html)."""
+    import json
+
+    from pibench import load_results
+
+    results = tmp_path / "r"
+    assert main(["run", "--suite", "default", "--methods", "autoreg", "--results-dir", str(results),
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    for path in (results / "tasks").glob("*.json"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "coverage": 0.5}))
+    command = f"`pibench run --suite default --results-dir {results}`"
+    assert main(["report", "--results-dir", str(results)]) == 1
+    assert command in capsys.readouterr().err
+    assert main(["plot", "--results-dir", str(results)]) == 1
+    assert command in capsys.readouterr().err
+    with pytest.raises(ValueError, match="no usable results") as refused:
+        load_results(results).to_html(tmp_path / "r.html")
+    assert command in str(refused.value) and not (tmp_path / "r.html").exists()
+    (tmp_path / "empty" / "tasks").mkdir(parents=True)
+    with pytest.raises(ValueError, match=f"run `pibench run --results-dir {tmp_path / 'empty'}` first"):
+        load_results(tmp_path / "empty").to_html(tmp_path / "e.html")

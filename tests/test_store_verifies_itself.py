@@ -147,8 +147,8 @@ def test_a_record_of_other_code_with_other_metrics_is_outdated_not_tampered(veri
     edited = dict(record, coverage_size_min=older["coverage_size_min"])
     path.write_text(json.dumps(edited))
     reasons = {s.path: s.reason for s in ResultsStore(results).scan()[1]}
-    assert reasons[old_path].startswith("outdated: written by pibench code 0.1.0+src.0123456789ab, whose metrics "
-                                        "differ from this code's (coverage_size_min:")
+    assert reasons[old_path].startswith("outdated or edited: written by pibench code 0.1.0+src.0123456789ab, and "
+                                        "coverage_size_min:")
     assert reasons[path].startswith("tampered: its metrics disagree with its predictions (coverage_size_min:")
 
 
