@@ -39,10 +39,11 @@ def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
     """The steps' labels: whole numbers stay numbers (a figure shows step 1001 as a step, not as the year
     1001; years read fine as numbers too), anything else is kept as written, as text (dates are read
     from it where a figure needs them; ``time_format`` marks the column as dates, 20240131 included)."""
-    numbers = pd.to_numeric(column, errors="coerce") if time_format is None else None
-    whole = numbers is not None and numbers.notna().all() and bool((numbers == np.round(numbers)).all())
-    if whole and bool((numbers.abs() < 2**53).all()):  # exact in float64, so within int64 too
-        return numbers.to_numpy().astype(np.int64)
+    if time_format is None:
+        numbers = pd.to_numeric(column, errors="coerce").to_numpy(float)
+        # whole numbers, exact in float64 and so within int64 too
+        if np.isfinite(numbers).all() and (numbers == np.round(numbers)).all() and (np.abs(numbers) < 2**53).all():
+            return numbers.astype(np.int64)
     return column.astype(str).to_numpy()
 
 

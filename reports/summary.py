@@ -292,8 +292,9 @@ def conditional_table(frame: pd.DataFrame) -> str:
     table = _counts(table.rename(columns={**CONDITIONAL, **ORACLE_RATIO}), columns=("seeds",))
     table = table[[c for c in table.columns if c != "suite"] + ["suite"]]  # compact: the suite last
     return ("### Conditional coverage: where the intervals fail (volatility thirds by the oracle's scale where "
-            f"known, else a causal rolling robust scale; equal values stay in one third, so a two-valued scale has no middle "
-            f"one; worst window: over {ROLLING_WINDOW} test steps, - for a shorter test span)\n\n" + _markdown(table))
+            "known, else a causal rolling robust scale; equal values stay in one third, so a two-valued scale has no "
+            f"middle one; worst window: over {ROLLING_WINDOW} test steps, - for a shorter test span)\n\n"
+            + _markdown(table))
 
 
 def _alpha_of(rows: pd.DataFrame) -> float | None:

@@ -430,3 +430,21 @@ def test_every_title_fits_inside_its_figure(fesp_store, methods):
             drawn += 1
         close(fig)
     assert drawn >= 3
+
+
+def test_a_lone_point_with_a_zero_width_ci_keeps_a_readable_axis(fesp_store):
+    """Constant widths give a mean length with a CI of one value: the axis once zoomed to 1e-12 around it, and
+    its offset ticks read as a length of 62 with a wide CI."""
+    results = StoredResults([r for r in fesp_store.records if r["method"] == "agaci"], fesp_store.read_predictions)
+    fig = tradeoff_figure(results)
+    ax = axes_of(fig)[0]
+    low, high = ax.get_ylim()
+    assert high - low >= 0.019 * 3.4 and low < 3.4 < high  # the length is 2 x 1.7
+    close(fig)
+
+
+def test_setting_names_sit_on_the_side_away_from_the_nearest_point():
+    from pibench.reports.figures.style import label_away
+
+    points = np.array([[89.4, 3.218], [89.2, 3.247], [95.0, 5.0]])
+    assert label_away(points) == [(5, -4), (-5, 4), (5, 4)]  # the first two apart; the far one up and right

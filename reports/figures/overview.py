@@ -8,7 +8,15 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import figure_styles, hide_spare_panels, legend_outside, new_figure, nominal_line
+from pibench.reports.figures.style import (
+    figure_styles,
+    hide_spare_panels,
+    label_away,
+    legend_outside,
+    new_figure,
+    nominal_line,
+    readable_limits,
+)
 
 
 def tradeoff_figure(results: StoredResults) -> Figure | None:
@@ -35,16 +43,18 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
     for ax, ((suite, dataset), part) in zip(axes.ravel(), panels):
         # set rows (a joint coverage): the headline coverage is joint
         is_set = "joint_coverage" in part and part["joint_coverage"].notna().any()
+        # a method's settings share its colour and marker: each is named beside its point, on the side away
+        # from the panel's nearest other point
+        away = dict(zip(part.index, label_away(np.column_stack([100 * part["coverage"], part["mean_length"]]))))
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
             ax.scatter(x, points["mean_length"], label=method, alpha=0.85, zorder=3, **styles[method].points())
-            if len(points) > 1:  # a method's settings share its colour and marker: each is named beside its point,
-                # in turn above right, below right, above left and below left of it (close points' names apart)
-                for i, (xi, yi, setting) in enumerate(zip(x, points["mean_length"], points["setting"])):
-                    right, above = i % 4 < 2, i % 2 == 0
-                    ax.annotate(str(setting), (xi, yi), xytext=(5 if right else -5, 4 if above else -4),
-                                textcoords="offset points", fontsize=6.5, color=styles[method].colour, zorder=4,
-                                ha="left" if right else "right", va="bottom" if above else "top")
+            if len(points) > 1:
+                for row, xi, yi, setting in zip(points.index, x, points["mean_length"], points["setting"]):
+                    dx, dy = away[row]
+                    ax.annotate(str(setting), (xi, yi), xytext=(dx, dy), textcoords="offset points", fontsize=6.5,
+                                color=styles[method].colour, zorder=4, ha="left" if dx > 0 else "right",
+                                va="bottom" if dy > 0 else "top")
             if "coverage_ci_low" in points and points["coverage_ci_low"].notna().any():
                 ax.errorbar(x, points["mean_length"], fmt="none", ecolor=styles[method].colour, alpha=0.5,
                             elinewidth=0.9, zorder=2,
@@ -53,6 +63,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
                             yerr=np.clip([points["mean_length"] - points["mean_length_ci_low"],
                                           points["mean_length_ci_high"] - points["mean_length"]], 0, None))
         nominal_line(ax, results.nominal_percent, vertical=True, label=False)
+        readable_limits(ax)
         ax.set_title(f"{dataset} ({suite})", fontsize=9)
         ax.set_xlabel(("joint " if is_set else "") + "coverage (%)")
         ax.set_ylabel("mean length (target units)")

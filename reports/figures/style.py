@@ -151,6 +151,35 @@ def hide_spare_panels(axes: np.ndarray, used: int) -> None:
                 flat[i].set_xlabel(flat[-1].get_xlabel())
 
 
+def readable_limits(ax: Axes, min_relative_span: float = 0.02) -> None:
+    """Widen each axis of ``ax`` whose span is under ``min_relative_span`` of its values' magnitude (one
+    point, or points equal but for rounding), so its ticks are not rounding noise read through an offset."""
+    for get, put in ((ax.get_xlim, ax.set_xlim), (ax.get_ylim, ax.set_ylim)):
+        low, high = get()
+        scale = max(abs(low), abs(high))
+        need = min_relative_span * scale if scale > 0 else 1.0
+        if high - low < need:
+            middle = (low + high) / 2
+            put(middle - need / 2, middle + need / 2)
+
+
+def label_away(points: np.ndarray) -> list[tuple[int, int]]:
+    """For labels beside ``points`` (n, 2) in one panel: each label's offset in points, (+-5, +-4), on the
+    side away from its nearest neighbour (distances in units of each axis's span), so a name is never
+    nearer another point than its own."""
+    span = np.ptp(points, axis=0)
+    scaled = points / np.where(span > 0, span, 1.0)
+    offsets = []
+    for i, p in enumerate(scaled):
+        others = np.delete(scaled, i, axis=0)
+        if len(others) == 0:
+            offsets.append((5, 4))
+            continue
+        nearest = others[np.argmin(np.hypot(*(others - p).T))]
+        offsets.append((-5 if nearest[0] > p[0] else 5, -4 if nearest[1] > p[1] else 4))
+    return offsets
+
+
 def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: bool = True) -> None:
     """The nominal coverage as a dashed line (horizontal unless ``vertical``)."""
     draw = ax.axvline if vertical else ax.axhline
