@@ -1,7 +1,9 @@
 """Classical baseline: a Gaussian AR(p) per series fitted by statsmodels' AutoReg.
 
 One-step interval: mu +/- z_{alpha/2} sqrt(sigma2), with mu = c + sum_k phi_k y_{t-k}
-and (c, phi, sigma2) from ``statsmodels.tsa.ar_model.AutoReg(...).fit()``; this is
+and (c, phi, sigma2) from ``statsmodels.tsa.ar_model.AutoReg(...).fit()`` (with the
+constant, fitted to the window less its mean m: mu = m + c' + sum_k phi_k (y_{t-k} - m),
+the same model, numerically sound for a series far from 0); this is
 what ``AutoRegResults.get_prediction(...).conf_int(alpha)`` returns one step
 past the fitted sample (checked in tests). The covariates X are ignored: the
 model uses the target's own history, extended by ``update`` between refits.
@@ -53,8 +55,8 @@ class AutoRegInterval(IntervalMethod):
     def _lag_list(self, y: np.ndarray) -> list[int]:
         """lags = p (1..p), or "aic"/"bic": the lags statsmodels' ar_select_order picks up to
         max_lags (possibly none: then the model is a constant plus noise)."""
-        if isinstance(self.lags, str):
-            return sorted(select_ar_lags(y, self.max_lags, criterion=self.lags))
+        if isinstance(self.lags, str):  # about the mean, as the fit (the criteria are the same)
+            return sorted(select_ar_lags(y - y.mean(), self.max_lags, criterion=self.lags))
         return list(range(1, int(self.lags) + 1))
 
     def fit(self, data: SeriesData, calibration: SetData | None = None) -> AutoRegInterval:
@@ -67,10 +69,13 @@ class AutoRegInterval(IntervalMethod):
         p = max(max(lags, default=0) for lags in self.lag_lists_)
         self.coef_ = np.zeros((G, p))  # coefficient of lag j at column j - 1 (0 where not selected)
         self.const_, self.sigma_ = np.zeros(G), np.zeros(G)
+        # with a constant the model is fitted to the window less its mean (the same model, written about the
+        # mean): an offset of 1e12 leaves least squares near singular, with intervals millions wide
+        self.offset_ = data.y.mean(axis=0) if self.trend == "c" else np.zeros(G)
         for g, lags in enumerate(self.lag_lists_):
             if not lags and self.trend == "n":
                 raise ValueError("no lag was selected and trend='n' leaves nothing to fit; use trend='c'.")
-            res = AutoReg(data.y[:, g], lags=lags or 0, trend=self.trend).fit()
+            res = AutoReg(data.y[:, g] - self.offset_[g], lags=lags or 0, trend=self.trend).fit()
             params = np.asarray(res.params)
             self.const_[g] = params[0] if self.trend == "c" else 0.0
             self.coef_[g, np.asarray(lags, dtype=int) - 1] = params[len(params) - len(lags) :]
@@ -79,8 +84,8 @@ class AutoRegInterval(IntervalMethod):
         return self
 
     def _point(self) -> np.ndarray:
-        lagged = self.history_[::-1].T  # (G, p): y_{t-1}, ..., y_{t-p}
-        return self.const_ + (self.coef_ * lagged).sum(axis=1)
+        lagged = self.history_[::-1].T - self.offset_[:, None]  # (G, p): y_{t-1}, ..., y_{t-p}, less the mean
+        return self.offset_ + self.const_ + (self.coef_ * lagged).sum(axis=1)
 
     def predict_interval(self, X: np.ndarray) -> Interval:
         if X.shape[0] != 1:

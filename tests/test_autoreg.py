@@ -60,3 +60,17 @@ def test_white_noise_selects_no_lag_and_fits_a_constant():
     assert iv.upper[0, 0] - iv.point[0, 0] == pytest.approx(half, rel=1e-9)
     method.update(np.array([[100.0]]))  # no lag: the next forecast does not move
     assert method.predict_interval(np.zeros((1, 1, 1))).point[0, 0] == pytest.approx(y.mean(), rel=1e-9)
+
+
+@pytest.mark.parametrize("lags", [2, "bic"])
+def test_a_series_far_from_zero_gets_the_intervals_of_the_same_series_near_it(lags):
+    """y + 1e12: the same model moved up (least squares on the raw values was near singular there, its
+    intervals tens of millions wide)."""
+    problem = ar_problem(n_train=300, n_test=5, phi=(0.5, -0.2), seed=4)
+    far = ar_problem(n_train=300, n_test=5, phi=(0.5, -0.2), seed=4)
+    far.y[:] += 1e12
+    near_iv, far_iv = (get_method("autoreg")(alpha=0.1, lags=lags).fit(p.window(0, 300)).predict_interval(
+        p.X[300:301]) for p in (problem, far))
+    assert far_iv.upper[0, 0] - far_iv.lower[0, 0] == pytest.approx(near_iv.upper[0, 0] - near_iv.lower[0, 0],
+                                                                    rel=1e-3)
+    assert far_iv.point[0, 0] - 1e12 == pytest.approx(near_iv.point[0, 0], abs=1e-3)
