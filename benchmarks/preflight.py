@@ -127,6 +127,10 @@ def _checked_method(task: Task, cls: type[IntervalMethod]) -> IntervalMethod:
     c = task.config
     method = build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed, cls)
     method.check_params()
+    try:
+        cls.check_calls("set" if c["protocol"].get("kind") == "set" else "series")
+    except ValueError as exc:
+        raise ValueError(f"method {c['method']['name']!r} cannot run: {exc}") from None
     return method
 
 

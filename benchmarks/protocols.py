@@ -101,9 +101,14 @@ def series_schedule(
     return SeriesSchedule(window=window, stop=stop, fit_steps=tuple(range(problem.test_start, stop, every)))
 
 
-def _of_shape(interval: Interval, shape: tuple[int, ...], method: IntervalMethod, asked: str) -> Interval:
-    """``interval`` if its arrays have the targets' ``shape`` and no lower bound above its upper one (unless the
-    method ``may_cross``); else a ValueError naming the method, before the answer is stacked with the others."""
+def _of_shape(interval: object, shape: tuple[int, ...], method: IntervalMethod, asked: str) -> Interval:
+    """``interval`` if it is an :class:`Interval` whose arrays have the targets' ``shape`` and no lower bound
+    above its upper one (unless the method ``may_cross``); else a ValueError naming the method, before the
+    answer is stacked with the others."""
+    if not isinstance(interval, Interval):
+        raise ValueError(f"method {method.name!r} returned a {type(interval).__name__} from predict_interval for "
+                         f"{asked}; return Interval(lower, upper, point) (from pibench import Interval), each an "
+                         f"array of shape {shape}.")
     if interval.lower.shape != shape:
         raise ValueError(f"method {method.name!r} returned intervals of shape {interval.lower.shape} for {asked}, "
                          f"whose targets have shape {shape}: predict_interval must answer every row of X (steps "

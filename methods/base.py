@@ -73,8 +73,14 @@ class Interval:
             raise ValueError(
                 f"lower, upper and point must share a shape; got {[a.shape for a in arrays]}."
             )
-        if any(np.isnan(a).any() for a in arrays):
-            raise ValueError("interval bounds or point contain NaN: the method produced invalid output.")
+        for name, a in zip(("lower", "upper", "point"), arrays):
+            missing = np.isnan(a)
+            if missing.any():
+                where = tuple(int(i) for i in np.argwhere(missing)[0])
+                raise ValueError(f"the interval's {name} is NaN at {int(missing.sum())} of {a.size} point(s) (first "
+                                 f"at index {where}): give finite bounds (+-inf for a side without one, as ACI "
+                                 "does) and a finite point; a NaN often comes from a statistic of too few values "
+                                 "(a std or a quantile of an empty window) or a division by zero.")
         for name, a in zip(("lower", "upper", "point"), arrays):
             object.__setattr__(self, name, a)
 
@@ -176,6 +182,27 @@ class IntervalMethod(ABC):
         """See the whole problem before any fit: check it (ValueError) or read what only it knows
         (the oracle reads the true conditional law). Raise :class:`NotApplicable` where the method cannot
         serve such a problem at all. The runner calls it; default: nothing."""
+
+    @classmethod
+    def check_calls(cls, shape: str) -> None:
+        """Raise ValueError if a method of the contract cannot take the arguments the protocols of ``shape``
+        ("series" or "set") pass it (a ``def predict_interval(self):`` failed inside every task)."""
+        calls = {"series": (("fit", "data"), ("refit", "data"), ("predict_interval", "X"), ("update", "y"),
+                            ("anticipate", "X")),
+                 "set": (("fit", "train", "calibration"), ("predict_interval", "X"))}[shape]
+        for name, *arguments in calls:
+            function = getattr(cls, name)
+            try:
+                signature = inspect.signature(function)
+            except (TypeError, ValueError):
+                continue  # a callable without a signature to read: its call will tell
+            try:
+                signature.bind(None, *arguments)
+            except TypeError:
+                raise ValueError(f"{cls.__name__}.{name}{signature} cannot be called as the {shape} protocol calls "
+                                 f"it, {name}({', '.join(arguments)}): define it as def {name}(self, "
+                                 f"{', '.join(arguments if name != 'fit' else ['data', 'calibration=None'])})."
+                                 ) from None
 
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         """Raise ValueError if this method cannot fit windows of ``n_steps`` steps of ``n_groups`` series."""

@@ -142,3 +142,59 @@ def test_a_crossed_interval_stops_the_protocol_unless_the_method_may_cross():
 
     out = run_series(problem, _Crossing(), kind="online", window=100, retrain_every=25)
     assert (out.lower > out.upper).all()
+
+
+class _Tuple(_Shaped):
+    """The bounds as a plain tuple, not an Interval."""
+
+    def predict_interval(self, X):
+        iv = super().predict_interval(X)
+        return iv.lower, iv.upper, iv.point
+
+
+def test_a_tuple_for_an_interval_names_the_method_and_the_fix():
+    problem = ar_problem(n_train=200, n_test=50, seed=0)
+    with pytest.raises(ValueError, match=r"method 'shaped_for_test' returned a tuple from predict_interval for one "
+                                         r"step; return Interval\(lower, upper, point\)"):
+        run_series(problem, _Tuple(), kind="online", window=100, retrain_every=25)
+
+
+def test_a_nan_bound_names_the_array_the_index_and_the_fix():
+    lower = np.array([[-1.0, np.nan, np.nan]])
+    with pytest.raises(ValueError, match=r"the interval's lower is NaN at 2 of 3 point\(s\) \(first at index "
+                                         r"\(0, 1\)\): give finite bounds \(\+-inf for a side without one"):
+        Interval(lower, np.ones((1, 3)), np.zeros((1, 3)))
+
+
+WRONG_CALLS = {
+    "predict_interval(self)": ("def predict_interval(self):", "predict_interval(X): define it as "
+                                                             "def predict_interval(self, X)"),
+    "update(self)": ("def update(self):", "update(y): define it as def update(self, y)"),
+    "fit(self)": ("def fit(self):", "fit(data): define it as def fit(self, data, calibration=None)"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_CALLS))
+def test_a_method_whose_calls_do_not_fit_the_protocol_is_refused_before_any_work(tmp_path, capsys, case):
+    """Once a ``def predict_interval(self):`` failed inside every task, after the base fits."""
+    from pibench.cli import main
+
+    definition, message = WRONG_CALLS[case]
+    body = {"fit": "def fit(self, data, calibration=None):\n        return self",
+            "predict_interval": "def predict_interval(self, X):\n        return Interval(X[:, :, 0], X[:, :, 0], "
+                                "X[:, :, 0])",
+            "update": "def update(self, y):\n        pass"}
+    name = definition.split("(")[0].removeprefix("def ")
+    body[name] = definition + "\n        " + ("return self" if name == "fit" else "pass")
+    method = f"wrong_{name}"  # a module and a method name of its own per case
+    plugin = tmp_path / f"{method}.py"
+    plugin.write_text("from pibench import Interval, IntervalMethod, register\n\n\n@register\n"
+                      f"class Wrong(IntervalMethod):\n    name = \"{method}\"\n\n    " + "\n\n    ".join(body.values())
+                      + "\n")
+    results = tmp_path / "r"
+    assert main(["run", "--plugin", str(plugin), "--methods", method, "aci", "--results-dir", str(results),
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"method '{method}' cannot run: Wrong.{case} cannot be called as the series protocol calls it, " \
+           f"{message}" in err
+    assert not (results / "tasks").exists()
