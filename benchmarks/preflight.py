@@ -11,6 +11,7 @@ fix; nothing is written. The same builders serve the tasks themselves.
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import warnings
 from typing import NamedTuple
@@ -47,7 +48,23 @@ def build_method(name: str, params: dict, alpha: float, seed: int, cls: type[Int
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise ValueError(f"method {name!r} has no parameter(s) {unknown}; it takes {valid}.")
-    return cls(**{**params, "alpha": alpha, "random_state": seed})
+    arguments = {**params, "alpha": alpha, "random_state": seed}
+    unbuilt = f"method {name!r} cannot be built: {cls.__name__}"
+    try:
+        inspect.signature(cls).bind(**arguments)
+    except TypeError:
+        raise ValueError(f"{unbuilt}{inspect.signature(cls)} cannot take alpha and random_state, which the runner "
+                         "sets: accept them and pass them on, def __init__(self, alpha=0.1, random_state=0, ...): "
+                         "super().__init__(alpha=alpha, random_state=random_state).") from None
+    except ValueError:
+        pass  # no signature to read: the call will tell
+    method = cls(**arguments)
+    unstored = [p for p in valid if not hasattr(method, p)]
+    if unstored:
+        raise ValueError(f"{unbuilt} keeps no attribute {unstored[0]!r} for its parameter of that name; store each "
+                         f"constructor argument under its own name (self.{unstored[0]} = {unstored[0]}): each "
+                         "record lists the parameters (get_params) it was computed with.")
+    return method
 
 
 def task_method_class(task: Task) -> type[IntervalMethod]:

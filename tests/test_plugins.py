@@ -1,6 +1,7 @@
 """A method from another package registers through the `pibench.methods` entry point."""
 
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import EntryPoint
@@ -198,3 +199,31 @@ def test_a_method_whose_calls_do_not_fit_the_protocol_is_refused_before_any_work
     assert f"method '{method}' cannot run: Wrong.{case} cannot be called as the series protocol calls it, " \
            f"{message}" in err
     assert not (results / "tasks").exists()
+
+
+CONSTRUCTORS = {
+    "no alpha": ("def __init__(self, width=1.0):\n        super().__init__()\n        self.width = width",
+                 r"cannot be built: Wrong\(width=1.0\) cannot take alpha and random_state, which the runner sets: "
+                 r"accept them and pass them on"),
+    "kept under another name": ("def __init__(self, alpha=0.1, random_state=0, width=1.0):\n        super().__init__("
+                                "alpha=alpha, random_state=random_state)\n        self.w = width",
+                                r"cannot be built: Wrong keeps no attribute 'width' for its parameter of that name; "
+                                r"store each constructor argument under its own name \(self.width = width\)"),
+}
+
+
+@pytest.mark.parametrize("case", list(CONSTRUCTORS))
+def test_a_constructor_the_runner_cannot_use_is_refused_with_the_fix(tmp_path, capsys, case):
+    from pibench.cli import main
+
+    init, message = CONSTRUCTORS[case]
+    method = "ctor_" + case.replace(" ", "_")
+    plugin = tmp_path / f"{method}.py"
+    plugin.write_text("from pibench import Interval, IntervalMethod, register\n\n\n@register\n"
+                      f"class Wrong(IntervalMethod):\n    name = \"{method}\"\n\n    {init}\n\n    def fit(self, data, calibration=None):\n"
+                      "        return self\n\n    def predict_interval(self, X):\n"
+                      "        return Interval(X[:, :, 0], X[:, :, 0], X[:, :, 0])\n")
+    assert main(["run", "--plugin", str(plugin), "--methods", method, "--results-dir", str(tmp_path / "r"),
+                 "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(f"method '{method}' {message}", err), err
