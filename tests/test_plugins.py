@@ -220,7 +220,8 @@ def test_a_constructor_the_runner_cannot_use_is_refused_with_the_fix(tmp_path, c
     method = "ctor_" + case.replace(" ", "_")
     plugin = tmp_path / f"{method}.py"
     plugin.write_text("from pibench import Interval, IntervalMethod, register\n\n\n@register\n"
-                      f"class Wrong(IntervalMethod):\n    name = \"{method}\"\n\n    {init}\n\n    def fit(self, data, calibration=None):\n"
+                      f"class Wrong(IntervalMethod):\n    name = \"{method}\"\n\n    {init}\n\n"
+                      "    def fit(self, data, calibration=None):\n"
                       "        return self\n\n    def predict_interval(self, X):\n"
                       "        return Interval(X[:, :, 0], X[:, :, 0], X[:, :, 0])\n")
     assert main(["run", "--plugin", str(plugin), "--methods", method, "--results-dir", str(tmp_path / "r"),
