@@ -513,10 +513,13 @@ def build_tasks(
     notes += repeated
     _check_rows_apart(tasks)
     if not tasks:
+        why = "".join(f"{n}; " for n in notes)
+        shape = (' (a method for sets of sequences says shape = "set" on its class, one for both shape = "any")'
+                 if unserved else "")
         raise ValueError(
-            "the selection produced no task: check --methods/--datasets against the suite "
-            f"(datasets: {[d['name'] for d in suite['datasets']]}, methods: {[m['name'] for m in suite['methods']]}) "
-            f"and that series methods meet series datasets (available datasets: {', '.join(DATASETS)})"
-            + "".join(f"; {n}" for n in notes) + "."
+            f"the selection produced no task: {why}check --methods/--datasets against the suite (datasets: "
+            f"{list(dict.fromkeys(d['name'] for d in suite['datasets']))}, methods: "
+            f"{list(dict.fromkeys(m['name'] for m in suite['methods']))}) and that series methods meet series "
+            f"datasets{shape} (available datasets: {', '.join(DATASETS)})."
         )
     return TaskList(tasks, notes)

@@ -21,21 +21,31 @@ def positive_int(text: str) -> int:
     return value
 
 
-def _import_plugins(args: argparse.Namespace) -> None:
+def _import_plugins(args: argparse.Namespace) -> dict[str, str]:
+    """Import the --plugin files; {method name: file} of the methods they define."""
+    from pibench.methods.base import registered_methods
     from pibench.methods.catalog import import_method_file
 
+    defined = {}
     for path in args.plugin or []:
-        import_method_file(path)
+        module = import_method_file(path)
+        defined.update({name: path for name, cls in registered_methods().items() if cls.__module__ == module.__name__})
+    return defined
 
 
 def _run(args: argparse.Namespace) -> int:
     from pibench.api import run, suite_tasks
     from pibench.reports.summary import conditional_table, markdown_table
 
-    _import_plugins(args)
+    defined = _import_plugins(args)
     suite, tasks = suite_tasks(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds,
                                quick=args.quick, alpha=args.alpha)
     print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
+    running = {task.config["method"]["name"] for task in tasks}
+    idle = sorted(set(defined) - running)
+    if idle:  # a plugin is run only where the suite or --methods names it
+        print(f"note: {', '.join(f'{name!r} (from {defined[name]})' for name in idle)} is in no task of this run; "
+              f"name it to run it: --methods {' '.join(idle + sorted(running))}")
     results = run(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds, alpha=args.alpha,
                   quick=args.quick, jobs=args.jobs, threads=args.threads, device=args.device, backend=args.backend,
                   scheduler=args.scheduler, results_dir=args.results_dir, data_dir=args.data_dir,

@@ -228,3 +228,42 @@ def test_a_constructor_the_runner_cannot_use_is_refused_with_the_fix(tmp_path, c
                  "--no-progress"]) == 2
     err = capsys.readouterr().err
     assert re.search(f"method '{method}' {message}", err), err
+
+
+GOOD = '''from pibench import Interval, IntervalMethod, register
+
+
+@register
+class Band(IntervalMethod):
+    name = "{name}"
+
+    def fit(self, data, calibration=None):
+        return self
+
+    def predict_interval(self, X):
+        return Interval(X[:, :, 0] - 1, X[:, :, 0] + 1, X[:, :, 0])
+'''
+
+
+def test_a_plugin_no_task_runs_gets_a_line_naming_the_option(tmp_path, capsys):
+    """--plugin without naming its method ran the suite's methods only, without a word."""
+    from pibench.cli import main
+
+    plugin = tmp_path / "band_idle.py"
+    plugin.write_text(GOOD.format(name="band_idle"))
+    assert main(["run", "--plugin", str(plugin), "--methods", "autoreg", "--results-dir", str(tmp_path / "r"),
+                 "--no-progress"]) == 0
+    assert f"note: 'band_idle' (from {plugin}) is in no task of this run; name it to run it: --methods band_idle " \
+           "autoreg" in capsys.readouterr().out
+
+
+def test_a_series_method_on_sets_only_says_why_first_and_how_to_declare_a_set_method(tmp_path, capsys):
+    from pibench.cli import main
+
+    plugin = tmp_path / "band_series.py"
+    plugin.write_text(GOOD.format(name="band_series"))
+    assert main(["run", "--suite", "sets", "--datasets", "seasonal_sets", "--plugin", str(plugin), "--methods",
+                 "band_series", "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "the selection produced no task: method 'band_series' left out on 'seasonal_sets': it serves series " \
+           "only; check" in err and 'says shape = "set" on its class' in err
