@@ -437,6 +437,20 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                      redone=redone)
 
 
+def _nearest(before: list[tuple[str, str, dict]], identity: dict) -> dict:
+    """Of earlier (started_at, task id, identity) of one configuration, the identity with the fewest parts
+    unlike ``identity`` (data, pibench's code, each plugin module), the newest among those: what this run
+    changed is told against the code that ran last (a plugin edited back to an earlier version reuses that
+    version's record, which is then older than the one it replaced)."""
+    def unlike(other: dict) -> int:
+        plugin, theirs = identity.get("plugin") or {}, other.get("plugin") or {}
+        return (int(other.get("data") != identity.get("data")) + int(other.get("code") != identity.get("code"))
+                + sum(plugin.get(m) != theirs.get(m) for m in set(plugin) | set(theirs)))
+
+    newest_first = sorted(before, key=lambda e: e[0], reverse=True)
+    return min(newest_first, key=lambda e: unlike(e[2]))[2]  # the first of the fewest: the newest of them
+
+
 def _why_again(todo: list[Task], why: dict[str, str | None], store: ResultsStore) -> list[str]:
     """One line per task to run whose configuration was run before: a damaged or failed record, or a
     record of the same configuration and seed under another identity (the data, pibench's code, a
@@ -446,7 +460,7 @@ def _why_again(todo: list[Task], why: dict[str, str | None], store: ResultsStore
     earlier = store.identities_by_config() if new else {}
     for task in new:
         before = [entry for entry in earlier.get(stable_hash(task.config), []) if entry[1] != task.task_id]
-        reason = identity_change(max(before, key=lambda e: e[0])[2], task.bound_identity) if before else None
+        reason = identity_change(_nearest(before, task.bound_identity), task.bound_identity) if before else None
         if reason:
             lines.append(f"{task.label()} (task {task.task_id}): {reason}")
     return lines

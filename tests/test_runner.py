@@ -256,3 +256,17 @@ def test_set_methods_run_through_the_harness_and_an_absent_optional_dataset_is_s
     broken.write_text("patient,visit,wbc\n1,1,3.0\n")  # there, but not in the documented columns
     assert main(argv + ["--results-dir", str(tmp_path / "r2")]) == 2
     assert "dataset 'mimic'" in capsys.readouterr().err and not (tmp_path / "r2").exists()
+
+
+def test_a_rerun_names_what_changed_since_the_nearest_earlier_code():
+    """K = 200, then K = 100, then K = 200 again (its first record reused), then only a helper edited: the new
+    task differs from the first record in the helper alone, from the newest in both files."""
+    from pibench.benchmarks.runner import _nearest
+
+    first = {"data": "d", "code": "c", "plugin": {"mine": "k200", "helper": "h1"}}
+    second = {"data": "d", "code": "c", "plugin": {"mine": "k100", "helper": "h1"}}
+    now = {"data": "d", "code": "c", "plugin": {"mine": "k200", "helper": "h2"}}
+    before = [("2026-01-01T00:00", "a", first), ("2026-01-02T00:00", "b", second)]
+    assert _nearest(before, now) is first
+    twin = dict(first)  # the same identity written twice: the newest of the nearest
+    assert _nearest([*before, ("2026-01-03T00:00", "c", twin)], now) is twin
