@@ -266,7 +266,10 @@ def register(cls: M) -> M:
     if existing is not None and existing is not cls:
         where = f"{existing.__module__}.{existing.__qualname__}"
         if where != f"{cls.__module__}.{cls.__qualname__}":
-            raise ValueError(f"method name {cls.name!r} is already registered by {where}; choose another name.")
+            renamed = (" (a class renamed in a re-run notebook cell or a reloaded module keeps its old name's entry: "
+                       "keep the class's name, or restart the kernel)" if existing.__module__ == cls.__module__ else "")
+            raise ValueError(f"method name {cls.name!r} is already registered by {where}; choose another "
+                             f"name{renamed}.")
         caller = sys._getframe(1)
         # registry=None: every reload says so, not only the first (no global filter is changed)
         warnings.warn_explicit(f"method {cls.name!r}: {where} registered again; the new definition replaces the "

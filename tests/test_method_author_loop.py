@@ -183,8 +183,12 @@ def test_running_a_cell_again_replaces_the_method_and_a_clash_is_refused():
             second = _fresh_class(CELL.format(width=2.0))
         assert base.registered_methods()["cell_method"] is second is not first
         assert method_code_identity(second) != method_code_identity(first)  # code digest: the cell changed
-        with pytest.raises(ValueError, match="already registered by notebook_cell.Cell"):
+        with pytest.raises(ValueError, match="already registered by notebook_cell.Cell") as clash:
             _fresh_class(CELL.format(width=3.0), module="another_module")
+        assert "restart the kernel" not in str(clash.value)  # another module: just another name
+        with pytest.raises(ValueError, match=r"already registered by notebook_cell.Cell; choose another name \(a "
+                                             r"class renamed in a re-run notebook cell .* restart the kernel\)"):
+            _fresh_class(CELL.format(width=3.0).replace("class Cell(", "class Renamed("))
     finally:
         base._REGISTRY.pop("cell_method", None)
 
