@@ -222,9 +222,11 @@ def statistics_note(series: bool, sets: bool) -> str:
     tests = [t for t, shown in (("p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence "
                                  "and conditional coverage tests (counts pooled over series and seeds)", series),
                                 ("p joint: binomial test of joint coverage", sets)) if shown]
-    return (f"_[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units; capped lengths). "
-            f"{', '.join(tests)}; * rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on the "
-            "interval score (the oracle is not compared)._\n")
+    score = "the interval score" + (" (sets: per horizon at level alpha / H, Bonferroni's)" if sets else "")
+    return (f"_A row over several seeds shows their means (counts rounded: n_infinite and n_test are per seed). "
+            f"[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units; capped lengths). "
+            f"{', '.join(tests)}; * rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on "
+            f"{score} (the oracle is not compared)._\n")
 
 
 def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, digits: int = 3) -> None:

@@ -299,6 +299,8 @@ def test_the_footnote_names_the_tests_of_the_rows_shown():
     assert "Kupiec" in series and "p joint" not in series and "sequences one by one" not in series
     assert "Kupiec" not in sets and "p joint" in sets and "block bootstrap" not in sets
     assert all(part in both for part in ("Kupiec", "p joint", "block bootstrap", "sequences one by one"))
+    assert "at level alpha / H" in sets and "at level alpha / H" not in series  # the MCS's loss on sets
+    assert all("shows their means (counts rounded" in note for note in (series, sets))
 
 
 def test_rows_of_two_suites_are_not_pooled_across_datasets(stats_store):
