@@ -23,6 +23,7 @@ How the rows become a problem (also in the README, "Your own series"):
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -33,6 +34,9 @@ from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.step_order import step_key
 from pibench.data_loaders.tables import check_magnitude, read_table
+
+#: A number written with thousands separators (19,249.02) or a decimal comma (3,14): no number to pandas.
+COMMA_NUMBER = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d+)?|-?\d+,\d+")
 
 
 def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
@@ -130,8 +134,11 @@ def csv_problem(
     if bad.any():
         rows = values.index[bad][:5].tolist()  # rows of the file (the time sort keeps the index)
         dated = [c for c in (target, *features) if values[c].isna().all() and date_readings(frame[c].astype(str))]
-        hint = (f" {dated[0]!r} holds dates: give it as time, and numbers as the target and features."
-                if dated else "")
+        raw = frame[[target, *features]].astype(str).to_numpy()[bad]
+        comma = next((v for v in raw.ravel() if COMMA_NUMBER.fullmatch(v.strip())), None)
+        hint = (f" {dated[0]!r} holds dates: give it as time, and numbers as the target and features." if dated
+                else f" Values such as {comma!r} have a comma inside: remove thousands separators and write decimals "
+                     "with a point." if comma else "")
         raise ValueError(
             f"{path}: {int(bad.sum())} row(s) have a missing, non-numeric or infinite value in "
             f"{[target, *features]} (first rows {rows}, counted from 0 under the header); clean or drop them.{hint}"

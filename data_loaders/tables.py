@@ -24,8 +24,8 @@ def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     if path.stat().st_size == 0:
         raise ValueError(f"{path} is empty (0 bytes); give a file with a header row and one row per step.")
     try:
-        frame = (pd.read_parquet(path) if path.suffix == ".parquet"
-                 else pd.read_csv(path, dtype=dict.fromkeys(text_columns, str)))
+        frame = (pd.read_parquet(path) if path.suffix == ".parquet"  # "a", "b": the space after a comma is no part
+                 else pd.read_csv(path, dtype=dict.fromkeys(text_columns, str), skipinitialspace=True))
     except pd.errors.EmptyDataError:
         raise ValueError(f"{path} holds no columns; give a file with a header row and one row per step.") from None
     except pd.errors.ParserError as exc:
@@ -36,12 +36,19 @@ def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
         expected, line, saw = longer.groups()
         raise ValueError(f"{path}: line {line} has {saw} fields but the header names {expected} columns. "
                          f"{SPLIT_NUMBER_HINT}") from None
-    except (UnicodeDecodeError, ValueError, OSError) as exc:
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text ({exc.reason}); save it as UTF-8 (Excel: "
+                         "\"CSV UTF-8\").") from None
+    except (ValueError, OSError) as exc:
         kind = "parquet" if path.suffix == ".parquet" else "CSV"
         raise ValueError(f"{path} could not be read as {kind} ({type(exc).__name__}: {str(exc)[:120]}); "
                          "give a comma-separated text file with a header row, or a .parquet file.") from None
     if frame.empty:
         raise ValueError(f"{path} has a header but no data rows; give one row per step.")
+    separator = next((c for c in (";", "\t", "|") if len(frame.columns) == 1 and c in str(frame.columns[0])), None)
+    if separator is not None:
+        raise ValueError(f"{path} reads as one column {str(frame.columns[0])[:60]!r}: its fields are separated by "
+                         f"{separator!r}, not commas; save it comma-separated, with decimal points (3.14, not 3,14).")
     if path.suffix != ".parquet" and not isinstance(frame.index, pd.RangeIndex):
         # pandas takes the first field(s) of rows longer than the header as an index, shifting every column
         fields = frame.index.nlevels + len(frame.columns)

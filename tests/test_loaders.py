@@ -563,3 +563,21 @@ def test_times_across_a_daylight_saving_switch_order_as_instants(tmp_path: Path,
     np.testing.assert_array_equal(p.y[:, 0], y[1:])
     read = dates_in_order(pd.Series(p.time))
     assert read is not None and (read.diff().dropna() == pd.Timedelta(hours=1)).all()
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"date;y\n2020-01-01;5,1\n", "reads as one column 'date;y': its fields are separated by ';', not commas"),
+    (b"date,y\n2020-01-01,5\n2020-01-02,caf\xe9\n", "is not UTF-8 text"),
+    (b'date,y\n2020-01-01,"19,012.57"\n', "Values such as '19,012.57' have a comma inside: remove thousands"),
+])
+def test_a_file_in_another_dialect_is_refused_with_the_fix(tmp_path: Path, content, message) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes(content + content.split(b"\n", 1)[1] * 200)  # 201 data rows
+    with pytest.raises(ValueError, match=re.escape(message)):
+        csv_problem(path=path, target="y")
+
+
+def test_a_space_after_each_comma_is_no_part_of_a_name(tmp_path: Path) -> None:
+    rows = "".join(f"{i}, {v}\n" for i, v in enumerate(np.random.default_rng(0).normal(size=400)))
+    p = csv_problem(path=_write(tmp_path / "s.csv", '"step", "y"\n' + rows), target="y", time="step")
+    assert p.n_steps == 400 - 5 and p.time[-1] == 399
