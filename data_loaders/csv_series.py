@@ -135,7 +135,7 @@ def csv_problem(
         rows = values.index[bad][:5].tolist()  # rows of the file (the time sort keeps the index)
         dated = [c for c in (target, *features) if values[c].isna().all() and date_readings(frame[c].astype(str))]
         raw = frame[[target, *features]].astype(str).to_numpy()[bad]
-        comma = next((v for v in raw.ravel() if COMMA_NUMBER.fullmatch(v.strip())), None)
+        comma = next((str(v) for v in raw.ravel() if COMMA_NUMBER.fullmatch(str(v).strip())), None)
         hint = (f" {dated[0]!r} holds dates: give it as time, and numbers as the target and features." if dated
                 else f" Values such as {comma!r} have a comma inside: remove thousands separators and write decimals "
                      "with a point." if comma else "")
