@@ -147,12 +147,16 @@ def csv_problem(
     n_rows = len(frame)
     n_test = int(round(n_rows * test_fraction))
     if n_test < MIN_TEST_POINTS:
+        fraction = (MIN_TEST_POINTS + 0.5) / n_rows
+        # a larger test_fraction helps only where it leaves a training span at least as long as the test span
+        fix = (f"a larger test_fraction in a suite file ([[datasets]] name = \"csv\" params = {{ path = \"{path}\", "
+               f"target = \"{target}\", test_fraction = {np.ceil(100 * fraction) / 100:.2f} }})"
+               if fraction <= 0.5 else f"a longer series (at least {2 * MIN_TEST_POINTS} rows: {MIN_TEST_POINTS} to "
+                                       "test, as many to train on)")
         raise ValueError(
             f"{path}: the test span would hold {n_test} point(s) (test_fraction={test_fraction} of {n_rows} rows); "
-            f"pibench needs at least {MIN_TEST_POINTS} test points for a coverage estimate worth reading. Give a "
-            f"longer series or a larger test_fraction in a suite file ([[datasets]] name = \"csv\" params = {{ path "
-            f"= \"{path}\", target = \"{target}\", test_fraction = {min(0.9, MIN_TEST_POINTS / n_rows + 0.05):.2f} "
-            "}).")
+            f"pibench needs at least {MIN_TEST_POINTS} test points for a coverage estimate worth reading. Give "
+            f"{fix}.")
     # each step's label: its time, else its row of the file (counted from 0 under the header, as errors count)
     labels = _time_labels(frame[time], time_format) if time else frame.index.to_numpy()
     return lagged_series_problem(

@@ -581,3 +581,14 @@ def test_a_space_after_each_comma_is_no_part_of_a_name(tmp_path: Path) -> None:
     rows = "".join(f"{i}, {v}\n" for i, v in enumerate(np.random.default_rng(0).normal(size=400)))
     p = csv_problem(path=_write(tmp_path / "s.csv", '"step", "y"\n' + rows), target="y", time="step")
     assert p.n_steps == 400 - 5 and p.time[-1] == 399
+
+
+@pytest.mark.parametrize("rows, fix", [
+    (300, 'test_fraction = 0.34 }'),  # 0.34 x 300 = 102 test points, 198 to train on
+    (120, "a longer series (at least 200 rows: 100 to test, as many to train on)"),  # 0.88 would leave 9
+])
+def test_a_short_test_span_gets_a_fix_that_leaves_a_training_span(tmp_path: Path, rows, fix) -> None:
+    path = _write(tmp_path / "s.csv", "y\n" + "".join(f"{v}\n" for v in np.random.default_rng(0).normal(size=rows)))
+    with pytest.raises(ValueError, match="at least 100 test points") as refused:
+        csv_problem(path=path, target="y")
+    assert fix in str(refused.value)
