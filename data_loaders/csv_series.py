@@ -33,7 +33,7 @@ from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.step_order import step_key
-from pibench.data_loaders.tables import check_magnitude, read_table
+from pibench.data_loaders.tables import check_magnitude, read_table, where_relative
 
 #: A number written with thousands separators (19,249.02) or a decimal comma (3,14): no number to pandas.
 COMMA_NUMBER = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d+)?|-?\d+,\d+")
@@ -109,7 +109,7 @@ def csv_problem(
     """A single series from ``path``: y = ``target``; X = ``features`` then ``lags`` target lags (module doc)."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"CSV file {path} does not exist; give the path of a readable file.")
+        raise ValueError(f"CSV file {path} does not exist{where_relative(path)}; give the path of a readable file.")
     if isinstance(lags, bool) or not isinstance(lags, int) or lags < 0:
         raise ValueError(f"lags={lags!r} must be a whole number >= 0 (0: no target lags, features only).")
     if not 0 < test_fraction < 1:

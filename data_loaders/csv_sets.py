@@ -27,7 +27,7 @@ import pandas as pd
 
 from pibench.data_loaders.problems import SetProblem
 from pibench.data_loaders.step_order import step_key
-from pibench.data_loaders.tables import check_magnitude, read_table
+from pibench.data_loaders.tables import check_magnitude, read_table, where_relative
 
 PARTS = ("train", "calibration", "test")
 
@@ -50,7 +50,8 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     """The sequences of a long CSV or parquet file (one row per id and step)."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"sequence file {path} does not exist; give the path of a CSV or parquet file.")
+        raise ValueError(f"sequence file {path} does not exist{where_relative(path)}; give the path of a CSV or "
+                         "parquet file.")
     frame = read_table(path, text_columns=(id_column,))  # ids as the file writes them: 007 is not 7
     wanted = [id_column, step_column, value_column] + ([split_column] if split_column else [])
     missing = [c for c in wanted if c not in frame.columns]
@@ -106,7 +107,8 @@ def _parts(groups, split_column: str, path: Path) -> np.ndarray:
 def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path) -> np.ndarray:
     """Positions in ``ids`` of the ids listed in ``path`` (a CSV with ``id_column``, or one id per line)."""
     if not path.is_file():
-        raise ValueError(f"test_ids file {path} does not exist; give a file of test sequence ids.")
+        raise ValueError(f"test_ids file {path} does not exist{where_relative(path)}; give a file of test sequence "
+                         "ids.")
     try:
         text = path.read_text()
     except UnicodeDecodeError as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -16,6 +17,14 @@ MAX_MAGNITUDE = 1e100
 #: What usually gives a row more fields than its header.
 SPLIT_NUMBER_HINT = ("A comma inside a number (1,234.5, or a decimal comma 3,14) splits it: remove thousands "
                      "separators, write decimals with a point, or quote such values.")
+
+
+def where_relative(path: str | os.PathLike) -> str:
+    """Where a relative ``path`` is read from, for a message (a suite file's paths too: not from the suite
+    file's folder); "" for an absolute one."""
+    if Path(path).is_absolute():
+        return ""
+    return f" (a relative path is read from the folder pibench runs in, {Path.cwd()})"
 
 
 def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:

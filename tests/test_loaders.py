@@ -592,3 +592,10 @@ def test_a_short_test_span_gets_a_fix_that_leaves_a_training_span(tmp_path: Path
     with pytest.raises(ValueError, match="at least 100 test points") as refused:
         csv_problem(path=path, target="y")
     assert fix in str(refused.value)
+
+
+def test_a_missing_relative_path_says_where_it_was_looked_for(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=re.escape(f"CSV file load.csv does not exist (a relative path is read from "
+                                                   f"the folder pibench runs in, {tmp_path})")):
+        csv_problem(path="load.csv", target="y")
