@@ -152,6 +152,7 @@ def test_interval_bands_count_the_misses(fesp_store):
         assert ax.get_title().endswith(f"{misses} miss(es) of 14")
         crosses = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == misses]
         assert crosses
+    assert axes_of(fig)[-1].get_xlabel() == "date"  # the fesp store's steps are dates
     close(fig)
 
 
@@ -454,3 +455,17 @@ def test_setting_names_sit_on_the_side_away_from_the_nearest_point():
 
     points = np.array([[89.4, 3.218], [89.2, 3.247], [95.0, 5.0]])
     assert label_away(points) == [(5, -4), (-5, 4), (5, 4)]  # the first two apart; the far one up and right
+
+
+@pytest.mark.parametrize("labels, span", [
+    (pd.date_range("1859", periods=150, freq="YS"), "1859 to 2008 (150 steps)"),  # sunspots: years
+    (pd.date_range("1982-01", periods=240, freq="MS"), "1982-01 to 2001-12 (240 steps)"),  # co2: months
+    (pd.date_range("2020-01-01", periods=48, freq="h"), "2020-01-01 00:00 to 2020-01-02 23:00 (48 steps)"),
+])
+def test_the_test_span_is_written_at_the_resolution_of_its_dates(labels, span):
+    """A yearly series' span once read "1859-01-01 to 2008-01-01"."""
+    from pibench.reports.figures.results import describe_test_span
+
+    frame = pd.DataFrame({"t": np.arange(len(labels)), "time": labels.strftime("%Y-%m-%dT%H:%M:%S")})
+    record = {**series_run("s", "d", "aci", "gamma=0", 1.6)[0], "task_id": "t"}
+    assert describe_test_span(StoredResults([record], {"t": frame}.__getitem__), "t") == span

@@ -97,6 +97,16 @@ def rolling_window(n_steps: int, dataset: str) -> int:
     return max(2, min(window, n_steps // 3))
 
 
+def _resolution(times: pd.Series) -> str:
+    """The date format that shows what varies in ``times``: years (every date a 1 January), months (every
+    date a first of the month), days, or minutes (times of day)."""
+    if (times.dt.hour != 0).any() or (times.dt.minute != 0).any():
+        return "%Y-%m-%d %H:%M"
+    if (times.dt.day == 1).all():
+        return "%Y" if (times.dt.month == 1).all() else "%Y-%m"
+    return "%Y-%m-%d"
+
+
 def describe_test_span(results: StoredResults, task_id: str, daily: bool = False) -> str:
     """The test span of a series run in words, from its stored step labels: "2019-01-01 to 2019-12-31
     (365 days)", or "steps 1001 to 3000 (2,000 steps)" where the labels are not dates."""
@@ -105,7 +115,8 @@ def describe_test_span(results: StoredResults, task_id: str, daily: bool = False
     times = dates_in_order(steps["time"]) if "time" in steps and len(steps) else None
     unit = "days" if daily else "steps"
     if times is not None:
-        return f"{times.iloc[0]:%Y-%m-%d} to {times.iloc[-1]:%Y-%m-%d} ({len(steps):,} {unit})"
+        shown = _resolution(times)
+        return f"{times.iloc[0]:{shown}} to {times.iloc[-1]:{shown}} ({len(steps):,} {unit})"
     numbered = "time" in steps and pd.api.types.is_numeric_dtype(steps["time"])  # a file's own step numbers
     first, last = steps["time" if numbered else "t"].iloc[[0, -1]]
     return f"steps {int(first)} to {int(last)} ({len(steps):,} {unit})"

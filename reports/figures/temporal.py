@@ -100,6 +100,8 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
         ax.grid(alpha=0.3)
     for ax in axes.ravel():
         ax.tick_params(axis="x", labelrotation=30)
+    for ax in axes[-1]:  # the shared x axis is labelled under the bottom row (and above a hidden panel)
+        ax.set_xlabel("date" if pd.api.types.is_datetime64_any_dtype(x) else "test step")
     hide_spare_panels(axes, len(runs))
     where = (f"last {steps} test days at {group[1:]}:00" if dataset == "fesp"
              else f"first {steps} test steps, series {group}")
