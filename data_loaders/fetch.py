@@ -12,6 +12,7 @@ import hashlib
 import os
 import tempfile
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -57,6 +58,13 @@ def fetch(
         )
     expected = (sha256 if sha256 is not None else df.sha256)
     expected = expected.lower() if expected else None
+    if expected is None and df.url is None:  # no published file to check a copy against (MIMIC-III's is yours)
+        raise ValueError(f"dataset {dataset_key!r} has no published file to check a copy against; put yours at "
+                         f"DIR/{df.folder}/{df.filename} yourself. {df.instructions}")
+    local = urllib.parse.urlparse(src).scheme == "file"  # --url PATH: a copy of the file you have
+    if local and not Path(urllib.request.url2pathname(urllib.parse.urlparse(src).path)).is_file():
+        raise ValueError(f"--url {urllib.request.url2pathname(urllib.parse.urlparse(src).path)}: no such file; give "
+                         f"the path of your copy of {df.filename}.")
 
     dest = resolve_data_dir(data_dir) / df.folder / df.filename
     found = ""  # what is in the way, said if getting the file fails
@@ -71,6 +79,7 @@ def fetch(
         f"Download {src} by hand and save it as {dest} (or put it under any DIR as "
         f"DIR/{df.folder}/{df.filename} and pass --data-dir DIR / set {DATA_ENV_VAR}=DIR)."
     )
+    created = [p for p in (dest.parent, *dest.parent.parents) if not p.exists()]  # removed again on failure
     try:
         dest.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -109,6 +118,12 @@ def fetch(
             ) from e
 
         got = h.hexdigest()
+        if expected is not None and got != expected and local:
+            raise ValueError(
+                f"{urllib.request.url2pathname(urllib.parse.urlparse(src).path)} is not the published {dataset_key} "
+                f"file (sha256 {got[:12]}..., published {expected[:12]}...); nothing was placed. "
+                + (f"Get the published file from {df.url}." if df.url else df.instructions)
+            )
         if expected is not None and got != expected:
             raise ValueError(
                 f"checksum mismatch for {dataset_key} downloaded from {src}: "
@@ -119,5 +134,10 @@ def fetch(
         os.replace(tmp, dest)
     except BaseException:
         tmp.unlink(missing_ok=True)
+        for folder in created:  # innermost first: the folders this call made, if still empty
+            try:
+                folder.rmdir()
+            except OSError:
+                break
         raise
     return dest

@@ -178,11 +178,19 @@ def _list(args: argparse.Namespace) -> int:
 def _fetch(args: argparse.Namespace) -> int:
     from pibench.data_loaders.fetch import fetch
 
+    from pibench.data_loaders.fingerprint import sha256_of
+    from pibench.data_loaders.paths import data_path, get_data_file
+
     url = args.url
     if url is not None and "://" not in url:  # a path: the copy of the file you have
         url = Path(url).expanduser().resolve().as_uri()
+    there = data_path(args.name, args.data_dir) if get_data_file(args.name).url else None
+    published = (there is not None and there.is_file() and not args.force
+                 and sha256_of(there) == get_data_file(args.name).sha256)
     path = fetch(args.name, args.data_dir, url=url, force=args.force)
-    print(f"{args.name}: {path}")
+    note = (" (the published file was there already: --url was not read; --force replaces the file)"
+            if published and url is not None else "")
+    print(f"{args.name}: {path}{note}")
     return 0
 
 

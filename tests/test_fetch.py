@@ -286,7 +286,9 @@ def test_cli_fetch_from_a_copy_you_have_checks_it(payload: bytes, fesp_sha: str,
     good.write_bytes(payload)
     bad.write_bytes(payload + b"x")
     assert main(["data", "fetch", "fesp", "--data-dir", str(tmp_path / "d"), "--url", str(bad)]) == 2
-    assert "checksum mismatch" in capsys.readouterr().err and not (tmp_path / "d" / FESP_REL).exists()
+    err = capsys.readouterr().err
+    assert f"{bad} is not the published fesp file (sha256 " in err and "nothing was placed" in err
+    assert not (tmp_path / "d").exists()  # not even the folders it made for the file
     assert main(["data", "fetch", "fesp", "--data-dir", str(tmp_path / "d"), "--url", str(good)]) == 0
     placed = tmp_path / "d" / FESP_REL
     assert placed.read_bytes() == payload and str(placed) in capsys.readouterr().out
@@ -294,7 +296,14 @@ def test_cli_fetch_from_a_copy_you_have_checks_it(payload: bytes, fesp_sha: str,
     copy = tmp_path / "covid.csv"
     copy.write_bytes(b"not the covid file")
     assert main(["data", "fetch", "covid", "--data-dir", str(tmp_path / "d"), "--url", copy.as_uri()]) == 2
-    assert f"expected sha256 {covid.sha256}" in capsys.readouterr().err
+    assert f"published {covid.sha256[:12]}..." in capsys.readouterr().err
+    assert main(["data", "fetch", "fesp", "--data-dir", str(tmp_path / "d"), "--url", str(tmp_path / "gone.gz")]) == 2
+    assert f"--url {tmp_path / 'gone.gz'}: no such file; give the path of your copy" in capsys.readouterr().err
+    assert main(["data", "fetch", "fesp", "--data-dir", str(tmp_path / "d"), "--url", str(bad)]) == 0
+    assert "the published file was there already: --url was not read" in capsys.readouterr().out
+    assert main(["data", "fetch", "mimic", "--data-dir", str(tmp_path / "d"), "--url", str(copy)]) == 2
+    assert "has no published file to check a copy against" in capsys.readouterr().err
+    assert not (tmp_path / "d" / DATASET_FILES["mimic"].folder).exists()
 
 
 def test_cli_fetch_offline_over_a_wrong_file_says_the_file_is_wrong(fesp_sha: str, tmp_path: Path, capsys) -> None:
