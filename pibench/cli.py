@@ -177,7 +177,6 @@ def _list(args: argparse.Namespace) -> int:
 
 def _fetch(args: argparse.Namespace) -> int:
     from pibench.data_loaders.fetch import fetch
-
     from pibench.data_loaders.fingerprint import sha256_of
     from pibench.data_loaders.paths import data_path, get_data_file
 
