@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from arch.bootstrap import IIDBootstrap, StationaryBootstrap, optimal_block_length
 
-from pibench.reports.metrics import cap_bounds, interval_scores
+from pibench.reports.metrics import cap_bounds, interval_scores, tie_runs
 
 #: Bootstrap replicates per record, and the level of every CI.
 REPS = 1000
@@ -66,11 +66,10 @@ def unit_values(frame: pd.DataFrame, alpha: float, cap: tuple[float, float]) -> 
 
 def block_length(values: np.ndarray) -> int:
     """The stationary bootstrap's mean block length for ``values`` (n, k): Politis-White's estimate, the
-    largest over the columns that vary, in [1, n / 4]. A column varies if its range exceeds 1e-9 of its
-    largest magnitude: lengths equal but for rounding (the oracle's) would give a block of noise."""
+    largest over the columns that vary, in [1, n / 4]. A column varies if its values are not all equal but
+    for rounding (:func:`~pibench.reports.metrics.tie_runs`: the oracle's lengths would give a block of noise)."""
     n = len(values)
-    varying = [j for j in range(values.shape[1])
-               if np.ptp(values[:, j]) > 1e-9 * max(float(np.abs(values[:, j]).max()), 1e-300)]
+    varying = [j for j in range(values.shape[1]) if len(tie_runs(np.sort(values[:, j]))) > 1]
     if n < 8 or not varying:
         return 1
     estimate = optimal_block_length(values[:, varying])["stationary"].to_numpy(float)

@@ -316,14 +316,30 @@ def longest_miss_run(covered_by_step: ArrayLike) -> int:
 # --------------------------------------------------------------------------- #
 # bundles
 # --------------------------------------------------------------------------- #
+#: Values closer than this fraction of the largest finite magnitude among them are equal but for rounding.
+ROUNDING = 1e-9
+
+
+def tie_runs(ordered: np.ndarray) -> np.ndarray:
+    """Start index of each run of equal values in the ascending ``ordered`` (1-D): neighbours within
+    :data:`ROUNDING` of the largest finite magnitude are one run (as are equal infinities)."""
+    if ordered.size == 0:
+        return np.zeros(0, dtype=int)
+    finite = ordered[np.isfinite(ordered)]
+    tolerance = ROUNDING * (float(np.abs(finite).max()) if finite.size else 0.0)
+    with np.errstate(invalid="ignore"):  # inf - inf
+        same = (np.diff(ordered) <= tolerance) | (ordered[1:] == ordered[:-1])
+    return np.flatnonzero(np.r_[True, ~same])
+
+
 def tercile_means(values: ArrayLike, rank_by: ArrayLike) -> list[float]:
     """The mean of ``values`` within the lower, middle and upper third of the points ranked by ``rank_by``.
 
     Points are sorted by ``rank_by`` and cut into three parts of equal size, except that equal rank values
-    stay together: a run of ties goes whole to the third that holds the middle of the run (values within
-    1e-9 of the largest magnitude count as equal, so rounding noise never splits them by position). A
-    constant ``rank_by`` is one middle third, a two-valued one (a regime's two scales) a lower and an upper
-    third; an empty third is NaN. Points whose rank value is NaN are left out.
+    (:func:`tie_runs`: rounding noise never splits them by position) stay together: a run of ties goes
+    whole to the third that holds the middle of the run, the lowest run always to the lower third and the
+    highest to the upper. A constant ``rank_by`` is one middle third, a two-valued one (a regime's two
+    scales) a lower and an upper third; an empty third is NaN. Points whose rank value is NaN are left out.
     """
     vals = np.asarray(values, dtype=float).ravel()
     ranks = np.asarray(rank_by, dtype=float).ravel()
@@ -332,12 +348,13 @@ def tercile_means(values: ArrayLike, rank_by: ArrayLike) -> list[float]:
     known = np.flatnonzero(~np.isnan(ranks))
     if known.size == 0:
         return [float("nan")] * 3
-    scale = float(np.abs(ranks[known]).max()) or 1.0
-    keys = np.round(ranks[known] / scale, 9)
-    order = known[np.argsort(keys, kind="stable")]
-    _, starts, counts = np.unique(np.sort(keys), return_index=True, return_counts=True)
-    middles = starts + (counts - 1) / 2  # each run of ties: the position of its middle in the sorted order
-    third_of_run = np.minimum((3 * middles // known.size).astype(int), 2)
+    order = known[np.argsort(ranks[known], kind="stable")]
+    starts = tie_runs(ranks[order])
+    counts = np.diff(np.r_[starts, order.size])
+    middles = starts + (counts - 1) / 2  # each run: the position of its middle in the sorted order
+    third_of_run = np.minimum((3 * middles // order.size).astype(int), 2)
+    if len(starts) > 1:  # the lowest values are the lower third's, the highest the upper's
+        third_of_run[0], third_of_run[-1] = 0, 2
     third = np.repeat(third_of_run, counts)
     return [float(vals[order[third == k]].mean()) if (third == k).any() else float("nan") for k in range(3)]
 

@@ -286,15 +286,25 @@ ORACLE_RATIO = {"length_ratio_oracle": "length / oracle", "length_ratio_vol_low"
                 "length_ratio_vol_high": "volatile third length / oracle"}
 
 
+#: The coverage of each volatility third (reports/metrics.py), NaN for a third no step falls in.
+VOLATILITY_THIRDS = ("coverage_vol_low", "coverage_vol_mid", "coverage_vol_high")
+
+
+def with_volatility_thirds(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows that carry coverage by volatility third (any third: a constant scale has a middle one only)."""
+    present = [c for c in VOLATILITY_THIRDS if c in rows]
+    return rows[rows[present].notna().any(axis=1)] if present else rows.iloc[:0]
+
+
 def conditional_table(frame: pd.DataFrame) -> str:
     """Where series intervals fail (seed means, in %): coverage over the test steps ranked by volatility
     (thirds: the oracle's scale where known, else a causal rolling robust scale of the target), the worst
     third by interval length, the worst rolling window, and (synthetic series) the mean length over the
     oracle's, overall and within the calm and volatile thirds. Empty without series rows that carry them."""
     ok = frame[(frame["status"] == "ok") & ~set_rows(frame)] if "status" in frame else frame.iloc[:0]
-    if ok.empty or "coverage_vol_high" not in ok or ok["coverage_vol_high"].isna().all():
+    ok = with_volatility_thirds(ok)
+    if ok.empty:
         return ""
-    ok = ok[ok["coverage_vol_high"].notna()]
     ratio = [c for c in ORACLE_RATIO if c in ok and ok[c].notna().any()]
     table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
     for column in CONDITIONAL:

@@ -99,6 +99,29 @@ def test_ties_are_never_split_by_position():
     assert out["coverage_size_min"] == pytest.approx(6 / 9)  # lengths 2 everywhere: one third, all points
 
 
+def test_ties_across_a_rounding_grid_an_infinity_and_a_lopsided_regime():
+    """Values 2e-13 apart stay one run wherever they fall; +inf ranks last (a finite scale, not an infinite
+    one, decides what is equal); a regime of 2 steps in 10 is still the lower third, the other the upper."""
+    b = 0.2
+    assert tercile_means(np.arange(6.0), [b + 4.999e-10, b + 5.001e-10, b, 1.0, 2.0, 3.0]) == [1.0, 3.0, 4.5]
+    assert tercile_means(np.arange(1.0, 10.0), [1, 2, 3, 4, 5, 6, 7, 8, np.inf]) == [2.0, 5.0, 8.0]
+    covered = np.array([1, 1, 0, 0, 0, 0, 0, 0, 1, 1], dtype=bool)
+    np.testing.assert_equal(tercile_coverage(covered, [1, 1, 3, 3, 3, 3, 3, 3, 3, 3.0]), [1.0, np.nan, 0.25])
+
+
+def test_a_row_with_a_constant_scale_stays_in_the_conditional_table():
+    """A constant ranking is one middle third: the row keeps its worst window and length third."""
+    from pibench.reports.summary import conditional_table, summary_row
+
+    y = np.random.default_rng(0).normal(size=(300, 1))
+    metrics = series_metrics(y, y * 0 - 1.6, y * 0 + 1.6, 0.1, (-5.0, 5.0), volatility=np.ones_like(y))
+    assert np.isnan(metrics["coverage_vol_low"]) and np.isnan(metrics["coverage_vol_high"])
+    row = summary_row({"suite": "s", "dataset": "d", "alpha": 0.1, "method": "m", "setting": "default", "seed": 0,
+                       "status": "ok", "device": "cpu", **metrics})
+    line = next(t for t in conditional_table(pd.DataFrame([row])).splitlines() if t.startswith("| d |"))
+    assert f"{100 * metrics['coverage']:.3f}" in line and line.count(" - ") == 2  # no calm, no volatile third
+
+
 def test_terciles_by_hand():
     covered = np.array([1, 0, 1, 1, 0, 1], dtype=bool)
     values = np.array([5.0, 1.0, 3.0, 2.0, 6.0, 4.0])

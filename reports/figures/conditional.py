@@ -7,6 +7,7 @@ from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, nominal_line, setting_style
+from pibench.reports.summary import with_volatility_thirds
 
 THIRDS = (("coverage_vol_low", "calm third"), ("coverage_vol_mid", "middle third"),
           ("coverage_vol_high", "volatile third"))
@@ -14,18 +15,14 @@ THIRDS = (("coverage_vol_low", "calm third"), ("coverage_vol_mid", "middle third
 
 def conditional_datasets(results: StoredResults) -> list[tuple[str, str]]:
     """(suite, dataset) pairs with finished series rows that carry coverage by volatility third."""
-    summary = results.finished()
-    if summary.empty or "coverage_vol_high" not in summary:
-        return []
-    rows = summary[summary["coverage_vol_high"].notna()]
+    rows = with_volatility_thirds(results.finished())
     return sorted({(s, d) for s, d in zip(rows["suite"], rows["dataset"])})
 
 
 def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figure | None:
     """Coverage (%) by volatility third, one line per (method, setting) over its seed means, the oracle
     (where the dataset has one) in grey and thick, the nominal level dashed."""
-    rows = results.finished(suite=suite, dataset=dataset)
-    rows = rows[rows["coverage_vol_high"].notna()] if "coverage_vol_high" in rows else rows.iloc[:0]
+    rows = with_volatility_thirds(results.finished(suite=suite, dataset=dataset))
     if rows.empty:
         return None
     means = rows.groupby(["method", "setting"], sort=True)[[c for c, _ in THIRDS]].mean()
