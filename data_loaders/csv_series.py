@@ -23,7 +23,6 @@ How the rows become a problem (also in the README, "Your own series"):
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -33,17 +32,16 @@ from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.step_order import step_key
-from pibench.data_loaders.tables import check_magnitude, read_table, where_relative
-
-#: A number written with thousands separators (19,249.02) or a decimal comma (3,14): no number to pandas.
-COMMA_NUMBER = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d+)?|-?\d+,\d+")
+from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
 
 
 def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
     """The steps' labels: whole numbers stay numbers (a figure shows step 1001 as a step, not as the year
     1001; years read fine as numbers too), anything else is kept as written, as text (dates are read
     from it where a figure needs them; ``time_format`` marks the column as dates, 20240131 included)."""
-    if time_format is None:
+    plain = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column) \
+        or pd.api.types.is_object_dtype(column) or pd.api.types.is_string_dtype(column)  # not dates, not spans
+    if time_format is None and plain:
         numbers = pd.to_numeric(column, errors="coerce").to_numpy(float)
         # whole numbers, exact in float64 and so within int64 too
         if np.isfinite(numbers).all() and (numbers == np.round(numbers)).all() and (np.abs(numbers) < 2**53).all():
@@ -134,11 +132,8 @@ def csv_problem(
     if bad.any():
         rows = values.index[bad][:5].tolist()  # rows of the file (the time sort keeps the index)
         dated = [c for c in (target, *features) if values[c].isna().all() and date_readings(frame[c].astype(str))]
-        raw = frame[[target, *features]].astype(str).to_numpy()[bad]
-        comma = next((str(v) for v in raw.ravel() if COMMA_NUMBER.fullmatch(str(v).strip())), None)
         hint = (f" {dated[0]!r} holds dates: give it as time, and numbers as the target and features." if dated
-                else f" Values such as {comma!r} have a comma inside: remove thousands separators and write decimals "
-                     "with a point." if comma else "")
+                else comma_hint(frame[[target, *features]].to_numpy()[bad]))
         raise ValueError(
             f"{path}: {int(bad.sum())} row(s) have a missing, non-numeric or infinite value in "
             f"{[target, *features]} (first rows {rows}, counted from 0 under the header); clean or drop them.{hint}"
@@ -148,11 +143,13 @@ def csv_problem(
     n_test = int(round(n_rows * test_fraction))
     if n_test < MIN_TEST_POINTS:
         fraction = (MIN_TEST_POINTS + 0.5) / n_rows
+        rows = int(np.ceil((MIN_TEST_POINTS + 0.5) / test_fraction))  # a series long enough at this fraction
         # a larger test_fraction helps only where it leaves a training span at least as long as the test span
         fix = (f"a larger test_fraction in a suite file ([[datasets]] name = \"csv\" params = {{ path = \"{path}\", "
                f"target = \"{target}\", test_fraction = {np.ceil(100 * fraction) / 100:.2f} }})"
-               if fraction <= 0.5 else f"a longer series (at least {2 * MIN_TEST_POINTS} rows: {MIN_TEST_POINTS} to "
-                                       "test, as many to train on)")
+               if fraction <= 0.5 else
+               f"a longer series: at least {rows} rows at test_fraction = {test_fraction}, or {2 * MIN_TEST_POINTS} "
+               "with test_fraction = 0.5 (as many rows to train on as to test)")
         raise ValueError(
             f"{path}: the test span would hold {n_test} point(s) (test_fraction={test_fraction} of {n_rows} rows); "
             f"pibench needs at least {MIN_TEST_POINTS} test points for a coverage estimate worth reading. Give "

@@ -27,7 +27,7 @@ import pandas as pd
 
 from pibench.data_loaders.problems import SetProblem
 from pibench.data_loaders.step_order import step_key
-from pibench.data_loaders.tables import check_magnitude, read_table, where_relative
+from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
 
 PARTS = ("train", "calibration", "test")
 
@@ -63,7 +63,7 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     if bad.any():
         raise ValueError(f"{path}: {int(bad.sum())} row(s) have a missing or non-numeric {value_column!r} (first "
                          f"rows {np.flatnonzero(bad)[:5].tolist()}, counted from 0 under the header); clean or drop "
-                         "them.")
+                         f"them.{comma_hint(frame[value_column].to_numpy()[bad])}")
     check_magnitude(values.to_numpy(float), [value_column], path)
     key = step_key(frame[step_column], f"the step column {step_column!r}", path)  # numbers or dates, never text
     frame = frame.assign(**{value_column: values, STEP_KEY: key})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import itertools
 import os
 import re
 from pathlib import Path
@@ -17,6 +19,33 @@ MAX_MAGNITUDE = 1e100
 #: What usually gives a row more fields than its header.
 SPLIT_NUMBER_HINT = ("A comma inside a number (1,234.5, or a decimal comma 3,14) splits it: remove thousands "
                      "separators, write decimals with a point, or quote such values.")
+
+
+#: A number written with thousands separators (19,249.02) or a decimal comma (3,14): no number to pandas.
+COMMA_NUMBER = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d+)?|-?\d+,\d+")
+
+
+def comma_hint(values: np.ndarray) -> str:
+    """" Values such as '19,249.02' have a comma inside: ..." when one of ``values`` (cells that are no
+    number) is a number written with a comma, else ""."""
+    comma = next((str(v).strip() for v in np.ravel(values) if COMMA_NUMBER.fullmatch(str(v).strip())), None)
+    return (f" Values such as {comma!r} have a comma inside: remove thousands separators and write decimals with "
+            "a point." if comma else "")
+
+
+def _check_first_row(path: Path) -> None:
+    """ValueError if the first data row has more fields than the header: pandas takes the extra leading
+    field(s) as an index, shifting every column (a later longer row is a ParserError)."""
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        rows = csv.reader(itertools.islice(fh, 2), skipinitialspace=True)
+        header, first = next(rows, []), next(rows, [])
+    if len(first) > len(header):
+        trailing = all(not field.strip() for field in first[len(header):])
+        why = ("the row ends with a comma the header lacks: remove trailing commas." if trailing
+               else SPLIT_NUMBER_HINT)
+        raise ValueError(f"{path}: the first data row has {len(first)} fields but the header names {len(header)} "
+                         f"columns ({', '.join(header)}), so every value would shift a column. "
+                         f"{why[0].upper()}{why[1:]}")
 
 
 def where_relative(path: str | os.PathLike) -> str:
@@ -58,12 +87,8 @@ def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     if separator is not None:
         raise ValueError(f"{path} reads as one column {str(frame.columns[0])[:60]!r}: its fields are separated by "
                          f"{separator!r}, not commas; save it comma-separated, with decimal points (3.14, not 3,14).")
-    if path.suffix != ".parquet" and not isinstance(frame.index, pd.RangeIndex):
-        # pandas takes the first field(s) of rows longer than the header as an index, shifting every column
-        fields = frame.index.nlevels + len(frame.columns)
-        raise ValueError(f"{path}: the first data row has {fields} fields but the header names {len(frame.columns)} "
-                         f"columns ({', '.join(map(str, frame.columns))}), so every value would shift a column. "
-                         f"{SPLIT_NUMBER_HINT}")
+    if path.suffix != ".parquet":
+        _check_first_row(path)
     return frame
 
 

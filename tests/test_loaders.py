@@ -528,11 +528,12 @@ def test_unknown_method_lists_available() -> None:
 @pytest.mark.parametrize("rows, message", [
     ("2020-01-01,5,005.67\n2020-01-02,1,989.99\n", "the first data row has 3 fields but the header names 2"),
     ("2020-01-01,5\n2020-01-02,1,989.99\n", "line 3 has 3 fields but the header names 2"),
+    ("2020,1,234.5\n2021,1,100.0\n", "the first data row has 3 fields"),  # years: pandas made them a RangeIndex
 ])
 def test_rows_longer_than_the_header_are_refused_not_shifted(tmp_path: Path, rows, message) -> None:
     """An unquoted thousands separator gives every row one more field: pandas would take the first as an
     index and benchmark the digits after the comma."""
-    path = _write(tmp_path / "t.csv", "date,y\n" + rows * 200)
+    path = _write(tmp_path / "t.csv", "date,y\n" + (rows * 200 if "2020-" in rows else rows))
     with pytest.raises(ValueError, match=message) as refused:
         csv_problem(path=path, target="y")
     assert "thousands separators" in str(refused.value)
@@ -585,7 +586,8 @@ def test_a_space_after_each_comma_is_no_part_of_a_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("rows, fix", [
     (300, 'test_fraction = 0.34 }'),  # 0.34 x 300 = 102 test points, 198 to train on
-    (120, "a longer series (at least 200 rows: 100 to test, as many to train on)"),  # 0.88 would leave 9
+    (120, "a longer series: at least 402 rows at test_fraction = 0.25, or 200 with test_fraction = 0.5"),
+    (200, "a longer series: at least 402 rows at test_fraction = 0.25"),  # 0.5 of 200 rows: 100 and 100
 ])
 def test_a_short_test_span_gets_a_fix_that_leaves_a_training_span(tmp_path: Path, rows, fix) -> None:
     path = _write(tmp_path / "s.csv", "y\n" + "".join(f"{v}\n" for v in np.random.default_rng(0).normal(size=rows)))
@@ -599,3 +601,20 @@ def test_a_missing_relative_path_says_where_it_was_looked_for(tmp_path: Path, mo
     with pytest.raises(ValueError, match=re.escape(f"CSV file load.csv does not exist (a relative path is read from "
                                                    f"the folder pibench runs in, {tmp_path})")):
         csv_problem(path="load.csv", target="y")
+
+
+def test_rows_ending_in_a_comma_the_header_lacks_are_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path / "t.csv", "step,y\n" + "".join(f"{i},{v},\n" for i, v in enumerate(range(300))))
+    with pytest.raises(ValueError, match="The row ends with a comma the header lacks: remove trailing commas"):
+        csv_problem(path=path, target="y", time="step")
+
+
+def test_a_parquet_time_column_of_dates_labels_the_steps_as_dates(tmp_path: Path) -> None:
+    """pandas' datetime64 is numbers to pd.to_numeric: the labels were nanosecond counts, not dates."""
+    from pibench.data_loaders.dates import dates_in_order
+
+    days = pd.date_range("2020-01-06", periods=400)
+    pd.DataFrame({"day": days, "y": np.random.default_rng(0).normal(size=400)}).to_parquet(tmp_path / "d.parquet")
+    p = csv_problem(path=tmp_path / "d.parquet", target="y", time="day", lags=1)
+    read = dates_in_order(pd.Series(p.time))
+    assert read is not None and read.iloc[0] == days[1] and read.iloc[-1] == days[-1]

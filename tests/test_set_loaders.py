@@ -215,6 +215,8 @@ def test_csv_sets_takes_the_last_steps_of_each_sequence(tmp_path, suffix):
     (lambda f: f.rename(columns={"value": "v"}), re.escape("no column(s) ['value']")),
     (lambda f: pd.concat([f, f.iloc[:1]]), "has step 0 twice"),
     (lambda f: f.assign(value=f["value"].where(f.index != 7, np.nan)), "missing or non-numeric"),
+    (lambda f: f.assign(value=f["value"].astype(object).where(f.index != 7, "1,234.5")),
+     "Values such as '1,234.5' have a comma inside"),
     (lambda f: f[~((f["id"] == "p2") & (f["step"] > 4))], r"1 sequence\(s\) have fewer than"),
 ])
 def test_csv_sets_validation(tmp_path, change, message):
