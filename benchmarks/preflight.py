@@ -51,13 +51,21 @@ def build_method(name: str, params: dict, alpha: float, seed: int, cls: type[Int
     arguments = {**params, "alpha": alpha, "random_state": seed}
     unbuilt = f"method {name!r} cannot be built: {cls.__name__}"
     try:
-        inspect.signature(cls).bind(**arguments)
-    except TypeError:
-        raise ValueError(f"{unbuilt}{inspect.signature(cls)} cannot take alpha and random_state, which the runner "
-                         "sets: accept them and pass them on, def __init__(self, alpha=0.1, random_state=0, ...): "
-                         "super().__init__(alpha=alpha, random_state=random_state).") from None
+        signature = inspect.signature(cls)
     except ValueError:
-        pass  # no signature to read: the call will tell
+        signature = None  # no signature to read: the call will tell
+    if signature is not None:
+        takes = signature.parameters
+        keywords = any(p.kind is p.VAR_KEYWORD for p in takes.values())
+        if not keywords and not {"alpha", "random_state"} <= set(takes):
+            raise ValueError(f"{unbuilt}{signature} cannot take alpha and random_state, which the runner sets: "
+                             "accept them and pass them on, def __init__(self, alpha=0.1, random_state=0, ...): "
+                             "super().__init__(alpha=alpha, random_state=random_state).")
+        try:
+            signature.bind(**arguments)
+        except TypeError as exc:  # a required parameter the suite does not give
+            raise ValueError(f"{unbuilt}{signature}: {exc}; give it in the suite entry's params, or a default "
+                             "in the constructor.") from None
     method = cls(**arguments)
     unstored = [p for p in valid if not hasattr(method, p)]
     if unstored:

@@ -61,10 +61,10 @@ def fetch(
     if expected is None and df.url is None:  # no published file to check a copy against (MIMIC-III's is yours)
         raise ValueError(f"dataset {dataset_key!r} has no published file to check a copy against; put yours at "
                          f"DIR/{df.folder}/{df.filename} yourself. {df.instructions}")
-    local = urllib.parse.urlparse(src).scheme == "file"  # --url PATH: a copy of the file you have
-    if local and not Path(urllib.request.url2pathname(urllib.parse.urlparse(src).path)).is_file():
-        raise ValueError(f"--url {urllib.request.url2pathname(urllib.parse.urlparse(src).path)}: no such file; give "
-                         f"the path of your copy of {df.filename}.")
+    parsed = urllib.parse.urlparse(src)
+    copy = Path(urllib.request.url2pathname(parsed.path)) if parsed.scheme == "file" else None  # --url PATH
+    if copy is not None and not copy.is_file():
+        raise ValueError(f"--url {copy}: no such file; give the path of your copy of {df.filename}.")
 
     dest = resolve_data_dir(data_dir) / df.folder / df.filename
     found = ""  # what is in the way, said if getting the file fails
@@ -118,9 +118,9 @@ def fetch(
             ) from e
 
         got = h.hexdigest()
-        if expected is not None and got != expected and local:
+        if expected is not None and got != expected and copy is not None:
             raise ValueError(
-                f"{urllib.request.url2pathname(urllib.parse.urlparse(src).path)} is not the published {dataset_key} "
+                f"{copy} is not the published {dataset_key} "
                 f"file (sha256 {got[:12]}..., published {expected[:12]}...); nothing was placed. "
                 + (f"Get the published file from {df.url}." if df.url else df.instructions)
             )

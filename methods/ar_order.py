@@ -22,5 +22,6 @@ def select_ar_lags(y: np.ndarray, maxlag: int, criterion: str = "bic", glob: boo
     y = np.asarray(y, dtype=float)
     if y.ndim != 1 or len(y) <= 2 * maxlag + 1:
         raise ValueError(f"need a 1-D series longer than {2 * maxlag + 1} points for maxlag={maxlag}.")
-    chosen = ar_select_order(y, maxlag=maxlag, ic=criterion, glob=glob, trend="c").ar_lags
+    # about its mean: the same models with a constant, and least squares sound for a series far from 0
+    chosen = ar_select_order(y - y.mean(), maxlag=maxlag, ic=criterion, glob=glob, trend="c").ar_lags
     return frozenset(int(lag) for lag in (chosen or []))

@@ -55,8 +55,8 @@ class AutoRegInterval(IntervalMethod):
     def _lag_list(self, y: np.ndarray) -> list[int]:
         """lags = p (1..p), or "aic"/"bic": the lags statsmodels' ar_select_order picks up to
         max_lags (possibly none: then the model is a constant plus noise)."""
-        if isinstance(self.lags, str):  # about the mean, as the fit (the criteria are the same)
-            return sorted(select_ar_lags(y - y.mean(), self.max_lags, criterion=self.lags))
+        if isinstance(self.lags, str):
+            return sorted(select_ar_lags(y, self.max_lags, criterion=self.lags))
         return list(range(1, int(self.lags) + 1))
 
     def fit(self, data: SeriesData, calibration: SetData | None = None) -> AutoRegInterval:

@@ -60,6 +60,8 @@ class Results:
         """The seed means of the headline metrics, one row per (suite, dataset, method, setting, alpha)."""
         import html
 
+        from pibench.reports.summary import format_number
+
         frame = self.summary
         head = f"<p>{html.escape(repr(self))}</p>"
         ok = frame[frame["status"] == "ok"] if len(frame) else frame
@@ -69,7 +71,7 @@ class Results:
         metrics = [c for c in ("coverage", "mean_length", "winkler", "length_ratio_oracle") if c in ok]
         table = ok.groupby(keys, sort=False)[metrics].mean(numeric_only=True)
         table.insert(0, "seeds", ok.groupby(keys, sort=False).size())
-        return head + table.reset_index().to_html(index=False, border=0, float_format=lambda v: f"{v:.3f}")
+        return head + table.reset_index().to_html(index=False, border=0, float_format=format_number)
 
     @property
     def superseded_summary(self) -> pd.DataFrame:

@@ -183,12 +183,13 @@ def _fetch(args: argparse.Namespace) -> int:
     url = args.url
     if url is not None and "://" not in url:  # a path: the copy of the file you have
         url = Path(url).expanduser().resolve().as_uri()
-    there = data_path(args.name, args.data_dir) if get_data_file(args.name).url else None
-    published = (there is not None and there.is_file() and not args.force
-                 and sha256_of(there) == get_data_file(args.name).sha256)
+    pinned = get_data_file(args.name).sha256
+    there = data_path(args.name, args.data_dir)
+    published = bool(pinned and url is not None and not args.force and there.is_file()
+                     and sha256_of(there) == pinned.lower())  # fetch then leaves it as it is
     path = fetch(args.name, args.data_dir, url=url, force=args.force)
-    note = (" (the published file was there already: --url was not read; --force replaces the file)"
-            if published and url is not None else "")
+    note = " (the published file was there already: --url was not read; --force replaces the file)" if published \
+        else ""
     print(f"{args.name}: {path}{note}")
     return 0
 

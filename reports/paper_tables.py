@@ -11,7 +11,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from pibench.reports.summary import set_rows, setting_sort_key
+from pibench.reports.summary import format_number, set_rows, setting_sort_key
 
 #: The miscoverage level of every table of the paper: rows at other levels are never set beside its values.
 PAPER_ALPHA = 0.1
@@ -43,8 +43,8 @@ def _fmt(value: float, spread: float | None = None, digits: int = 2) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "-"
     if spread is None or (isinstance(spread, float) and np.isnan(spread)):
-        return f"{value:.{digits}f}"
-    return f"{value:.{digits}f} ({spread:.{digits}f})"
+        return format_number(value, digits)
+    return f"{format_number(value, digits)} ({format_number(spread, digits)})"
 
 
 def _markdown(rows: list[dict]) -> str:

@@ -177,7 +177,7 @@ def write_summary(records: list[dict], results_dir: str | Path, statistics: pd.D
 
 # -- markdown --------------------------------------------------------------------------------------------------------
 
-def _number(value: float, digits: int = 3, sign: str = "") -> str:
+def format_number(value: float, digits: int = 3, sign: str = "") -> str:
     """``value`` with ``digits`` decimals, or with ``digits`` significant digits where those decimals would
     show none of it (a length of 7.24e-09, not 0.000); ``sign`` "+" writes the sign of a difference."""
     if value != 0 and math.isfinite(value) and abs(value) < 10 ** -digits:
@@ -187,7 +187,7 @@ def _number(value: float, digits: int = 3, sign: str = "") -> str:
 
 def _cell(value) -> str:
     if isinstance(value, float):
-        return "-" if math.isnan(value) else _number(value)
+        return "-" if math.isnan(value) else format_number(value)
     return str(value)
 
 
@@ -235,8 +235,9 @@ def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, di
     low, high = f"{name}_ci_low", f"{name}_ci_high"
     if low not in table or table[low].isna().all():
         return
-    table[column] = [f"{_number(v, digits)} [{_number(scale * lo, digits)}, {_number(scale * hi, digits)}]"
-                     if pd.notna(lo) else _number(v, digits) for v, lo, hi in
+    table[column] = [f"{format_number(v, digits)} [{format_number(scale * lo, digits)}, "
+                     f"{format_number(scale * hi, digits)}]"
+                     if pd.notna(lo) else format_number(v, digits) for v, lo, hi in
                      zip(table[column], table[low], table[high])]
 
 
@@ -425,10 +426,10 @@ def comparison_tables(groups: dict) -> str:
         paired = paired_seeds(table)  # None unless some row has seeds another lacks
         for r in _sorted(table, ["method", "setting"]).itertuples():
             difference = "reference" if pd.isna(getattr(r, "difference", float("nan"))) else (
-                f"{_number(r.difference, sign='+')} [{_number(r.difference_ci_low, sign='+')}, "
-                f"{_number(r.difference_ci_high, sign='+')}]")
+                f"{format_number(r.difference, sign='+')} [{format_number(r.difference_ci_low, sign='+')}, "
+                f"{format_number(r.difference_ci_high, sign='+')}]")
             rows.append({"method": r.method, "setting": r.setting, **({"seeds": r.seeds} if paired else {}),
-                         "interval score": _number(r.mean_loss), "difference [90% CI]": difference,
+                         "interval score": format_number(r.mean_loss), "difference [90% CI]": difference,
                          "DM p": _p(getattr(r, "dm_p", float("nan"))),
                          "MCS": "-" if pd.isna(r.in_mcs) else ("yes" if r.in_mcs else "no")})
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"

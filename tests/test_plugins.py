@@ -209,6 +209,10 @@ CONSTRUCTORS = {
                                 "alpha=alpha, random_state=random_state)\n        self.w = width",
                                 r"cannot be built: Wrong keeps no attribute 'width' for its parameter of that name; "
                                 r"store each constructor argument under its own name \(self.width = width\)"),
+    "a required parameter": ("def __init__(self, width, alpha=0.1, random_state=0):\n        super().__init__("
+                             "alpha=alpha, random_state=random_state)\n        self.width = width",
+                             r"cannot be built: Wrong\(width, alpha=0.1, random_state=0\): missing a required "
+                             r"argument: 'width'; give it in the suite entry's params"),
 }
 
 

@@ -5,11 +5,13 @@ import re
 import numpy as np
 
 from pibench.cli import main
-from pibench.reports.summary import _number
+from pibench.reports.summary import format_number
 
 
 def test_numbers_too_small_for_three_decimals_keep_three_significant_digits():
-    assert [_number(7.2449e-9), _number(0.0), _number(3.14159), _number(-2e-5, sign="+"), _number(90.254, 2)] == \
+    shown = [format_number(7.2449e-9), format_number(0.0), format_number(3.14159), format_number(-2e-5, sign="+"),
+             format_number(90.254, 2)]
+    assert shown == \
         ["7.24e-09", "0.000", "3.142", "-2.00e-05", "90.25"]
 
 
@@ -23,3 +25,6 @@ def test_a_series_in_nanometres_shows_its_lengths(tmp_path, capsys):
     row = next(line for line in capsys.readouterr().out.splitlines() if "| autoreg |" in line)
     assert "0.000 [0.000" not in row
     assert len(re.findall(r"\d\.\d\de-\d\d \[\d\.\d\de-\d\d, \d\.\d\de-\d\d\]", row)) == 2  # mean length, score
+    from pibench import load_results
+
+    assert re.search(r"<td>\d\.\d\de-09</td>", load_results(tmp_path / "r")._repr_html_())  # the notebook's table
