@@ -27,4 +27,4 @@ def test_a_series_in_nanometres_shows_its_lengths(tmp_path, capsys):
     assert len(re.findall(r"\d\.\d\de-\d\d \[\d\.\d\de-\d\d, \d\.\d\de-\d\d\]", row)) == 2  # mean length, score
     from pibench import load_results
 
-    assert re.search(r"<td>\d\.\d\de-09</td>", load_results(tmp_path / "r")._repr_html_())  # the notebook's table
+    assert re.search(r"<td>\d\.\d\de-1\d</td>", load_results(tmp_path / "r")._repr_html_())  # the notebook's table
