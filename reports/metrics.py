@@ -485,6 +485,8 @@ class Mismatch(NamedTuple):
 
     kind: str
     detail: str
+    #: the metric whose stated number differs from its recomputation (None: the predictions give none)
+    metric: str | None = None
 
 
 def _plain_repr(value) -> str:
@@ -515,5 +517,5 @@ def metrics_mismatch(record: dict, frame) -> Mismatch | None:
             same = False
         if not same:
             return Mismatch("tampered", f"{name}: {_plain_repr(stated)} in the record, {_plain_repr(value)} from the "
-                                        "predictions")
+                                        "predictions", metric=name)
     return None

@@ -455,6 +455,7 @@ def test_setting_names_sit_on_the_side_away_from_the_nearest_point():
 
     points = np.array([[89.4, 3.218], [89.2, 3.247], [95.0, 5.0]])
     assert label_away(points) == [(5, -4), (-5, 4), (5, 4)]  # the first two apart; the far one up and right
+    assert label_away(np.array([[90.0, 3.0], [90.0, 3.0], [95.0, 5.0]]))[:2] == [(5, 4), (-5, -4)]  # one place
 
 
 @pytest.mark.parametrize("labels, span", [

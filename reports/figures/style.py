@@ -169,11 +169,13 @@ def label_away(points: np.ndarray) -> list[tuple[int, int]]:
     nearer another point than its own."""
     span = np.ptp(points, axis=0)
     scaled = points / np.where(span > 0, span, 1.0)
+    turns = [(5, 4), (-5, -4), (5, -4), (-5, 4)]  # points at one place: their names in turn round it
     offsets = []
     for i, p in enumerate(scaled):
         others = np.delete(scaled, i, axis=0)
-        if len(others) == 0:
-            offsets.append((5, 4))
+        same = int((scaled[:i] == p).all(axis=1).sum())
+        if len(others) == 0 or same or (others == p).all(axis=1).any():
+            offsets.append(turns[same % len(turns)])
             continue
         nearest = others[np.argmin(np.hypot(*(others - p).T))]
         offsets.append((-5 if nearest[0] > p[0] else 5, -4 if nearest[1] > p[1] else 4))
