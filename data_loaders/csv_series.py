@@ -3,8 +3,9 @@
 How the rows become a problem (also in the README, "Your own series"):
 
 * order: by the ``time`` column when given (numbers in numeric order, dates in
-  date order; each value is kept as the step's label, unconverted), else the
-  file's row order. Dates are read with one format for the whole column:
+  date order; each value is kept as the step's label, whole numbers as numbers,
+  anything else as written), else the file's row order (each step labelled by
+  its row, counted from 0 under the header). Dates are read with one format for the whole column:
   ISO 8601 (2021-01-13), else the one format pandas infers, read month first
   and day first; a column both read alike, or only one of them reads, is that
   column's order, and one that reads both ways in different orders (01/02/2021:

@@ -7,7 +7,8 @@ import warnings
 
 import pandas as pd
 
-#: A time written with its offset from UTC: 2024-03-31T03:00:00+02:00, ...Z.
+#: Ends like a time's offset from UTC (2024-03-31T03:00:00+02:00, ...Z); "31-01-2024" matches too, and then
+#: reads as no ISO time in UTC either, harmlessly.
 UTC_OFFSET = r"(?:Z|[+-]\d{2}:?\d{2})\s*$"
 
 
