@@ -234,7 +234,9 @@ class Results:
     def to_html(self, path: str | Path, title: str | None = None) -> Path:
         """Write the self-contained HTML report (:meth:`html_page`) to ``path``."""
         path = Path(path)
-        path.write_text(self.html_page(title)[0])
+        page = self.html_page(title)[0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page)
         return path
 
 

@@ -249,7 +249,8 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_level
     levels = sorted(ok["alpha"].dropna().unique()) if "alpha" in ok else []
     if len(levels) > 1:  # one table per level: never an average over levels
         return "\n".join(sets_table(summary[summary["alpha"] == level], suite, True) for level in levels)
-    paper_table = SET_TABLES.get(suite)
+    at_level = levels[0] if levels else PAPER_ALPHA
+    paper_table = SET_TABLES.get(suite) if np.isclose(at_level, PAPER_ALPHA) else None  # the paper's level only
     ref = reference_results()
     ref = ref[ref["table"] == paper_table]
     datasets = sorted(ok["dataset"].unique())
@@ -289,8 +290,10 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_level
             rows.append(row)
     if paper_table:
         title = {"sets": "Sets of sequences", "sets_eeg100": "EEG, larger model (LSTM-100)"}[suite]
+        title += ", alpha 0.1" if _one_of_several_levels else ""
         return (f"### {title}: joint coverage and mean length (std across seeds) vs paper "
                 f"(Table '{paper_table}')\n\n" + _markdown(rows))
-    level = f", alpha {levels[0]:g}" if _one_of_several_levels else ""
+    level = f", alpha {at_level:g}" if _one_of_several_levels else ""
+    none = ("the paper's are at alpha 0.1" if suite in SET_TABLES else "no paper values for this suite")
     return (f"### Sets of sequences ({suite}{level}): joint coverage and mean length (std across seeds; "
-            "no paper values for this suite)\n\n" + _markdown(rows))
+            f"{none})\n\n" + _markdown(rows))

@@ -325,7 +325,7 @@ def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame]
                          "'winkler', is the proper one).")
     _, by_group = _grouped(records, read_predictions, cache_dir)
     frames = []
-    for rows in by_group.values():
+    for _, rows in sorted(by_group.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]), float(kv[0][2]))):
         group = compare_group(rows, metric, reference)
         if group.reference is not None:
             frames.append(group.table)

@@ -242,7 +242,11 @@ def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, di
 
 
 def _p(value: float) -> str:
-    return "-" if pd.isna(value) else f"{value:.2f}{'*' if value < 0.05 else ''}"
+    """A p-value with two decimals, three where two would round to the 5% edge (0.047 is not "0.05*")."""
+    if pd.isna(value):
+        return "-"
+    digits = 3 if round(value, 2) == 0.05 else 2
+    return f"{value:.{digits}f}{'*' if value < 0.05 else ''}"
 
 
 def _statistics_cells(table: pd.DataFrame, tests: tuple[str, ...]) -> pd.DataFrame:
@@ -343,11 +347,29 @@ def _sets_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> s
     table = _statistics_cells(table, ("p_joint",))
     table = table.rename(columns={"joint_coverage": "joint coverage %", "marginal_coverage": "marginal coverage %",
                                   "n_test": "n_test (sequences)", **ORACLE_RATIO})
+    capped = _without_joint_guarantee(rows)
+    if capped:
+        table["setting"] = [f"{setting} †" if (suite, dataset, method, setting) in capped else setting
+                            for suite, dataset, method, setting in
+                            zip(table["suite"], table["dataset"], table["method"], table["setting"])]
     alpha = _alpha_of(rows)
     target = f"nominal {100 * (1 - alpha):g}% joint" if alpha is not None else "nominal level joint"
+    note = ("\n_†: no joint guarantee at this level: alpha / H is below 1 / (n + 1) for its n calibration "
+            "sequences, so each horizon's band is the largest calibration score, whatever alpha (SPEC 3.6; the "
+            "record's joint_guarantee and bonferroni_level). More calibration sequences or a larger alpha restore "
+            "it._\n" if capped else "")
     return ("### Sets of sequences: coverage is JOINT (share of test sequences with all H horizons covered; "
             f"{target}); marginal = over all (sequence, horizon) cells; worst horizon = lowest per-horizon "
-            "coverage (seed means)\n\n" + _markdown(table))
+            "coverage (seed means)\n\n" + _markdown(table) + note)
+
+
+def _without_joint_guarantee(rows: pd.DataFrame) -> set[tuple]:
+    """(suite, dataset, method, setting) of the rows a seed of which says its Bonferroni level was capped
+    (``joint_guarantee`` False: CF-RNN with too few calibration sequences for alpha / H)."""
+    if "joint_guarantee" not in rows:
+        return set()
+    capped = rows[rows["joint_guarantee"].eq(False)]
+    return set(zip(capped["suite"], capped["dataset"], capped["method"], capped["setting"]))
 
 
 def _per_horizon_tables(rows: pd.DataFrame) -> list[str]:
@@ -434,7 +456,8 @@ def comparison_tables(groups: dict) -> str:
                          "MCS": "-" if pd.isna(r.in_mcs) else ("yes" if r.in_mcs else "no")})
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
-        lowest_on = " on the seeds compared" if paired else ""
+        lowest_on = (" on the seeds compared" if paired else "") + (
+            "; the oracle is not compared" if (table["method"] == "oracle").any() else "")
         on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on {paired}, the ones every row has; the "
                     "interval score is each row's mean over all its seeds, so a difference need not equal the "
                     "difference of two scores shown." if paired else "")

@@ -470,3 +470,20 @@ def test_the_test_span_is_written_at_the_resolution_of_its_dates(labels, span):
     frame = pd.DataFrame({"t": np.arange(len(labels)), "time": labels.strftime("%Y-%m-%dT%H:%M:%S")})
     record = {**series_run("s", "d", "aci", "gamma=0", 1.6)[0], "task_id": "t"}
     assert describe_test_span(StoredResults([record], {"t": frame}.__getitem__), "t") == span
+
+
+def test_figures_are_made_outside_pyplot(fesp_store):
+    """pyplot counted every figure drawn (a notebook warned after 20 and could show each twice), and importing
+    the figures once switched the session's backend to Agg."""
+    import matplotlib.pyplot as plt
+
+    before = plt.get_fignums()
+    drawn = [spec.draw() for spec in available_figures(fesp_store)]
+    assert len(drawn) >= 5 and plt.get_fignums() == before
+    import io
+
+    buffer = io.BytesIO()
+    drawn[0].savefig(buffer, format="png")  # it renders without pyplot
+    assert buffer.getvalue().startswith(b"\x89PNG")
+    for fig in drawn:
+        close(fig)

@@ -105,3 +105,17 @@ def test_sets_table_gives_seed_mean_and_spread_beside_the_paper():
     assert list(cells)[0] == "PA-RNN (pa_lstm)" and "MQ-RNN (mqrnn)" not in cells  # paper order, ran only
     larger = sets_table(summary, "sets_eeg100")
     assert "additional_eeg_results" in larger and "| 97.0 | 90.8 (1.8) | 60.00 | 43.40 (6.79) | 1 |" in larger
+
+
+def test_the_sets_table_sets_the_papers_values_beside_its_own_level_only():
+    """Run at alpha 0.05, 0.1 and 0.2, the 'vs paper' table once stood three times with the paper's 90% values."""
+    from pibench.reports.paper_tables import sets_table
+
+    summary = pd.DataFrame([{**set_row("cfrnn", "covid", 0, c, 700.0), "alpha": a}
+                            for a, c in ((0.05, 0.95), (0.1, 0.9), (0.2, 0.8))])
+    text = sets_table(summary)
+    assert text.count("vs paper") == 1 and "### Sets of sequences, alpha 0.1: joint coverage" in text
+    assert text.count("paper cov.") == 1  # the 0.1 table's column only
+    for level in (0.05, 0.2):
+        assert f"### Sets of sequences (sets, alpha {level:g}): joint coverage and mean length (std across seeds; " \
+               "the paper's are at alpha 0.1)" in text

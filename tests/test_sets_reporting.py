@@ -212,3 +212,14 @@ def test_settings_sort_as_numbers():
     assert frame[frame["method"] == "enbpi"]["setting"].tolist() == ["B=5", "B=10"]
     rows = [line.split(" | ")[3] for line in markdown_table(frame).splitlines() if line.startswith("| default")]
     assert rows == [*order, "B=5", "B=10"]
+
+
+def test_a_row_whose_bonferroni_level_was_capped_is_marked_with_why():
+    """CF-RNN with fewer calibration sequences than H / alpha: the same band at every alpha, said in the table."""
+    capped = {**set_record("cfrnn", PATTERN), "joint_guarantee": False, "bonferroni_level": 1.009}
+    fine = {**set_record("pa_lstm", PATTERN), "joint_guarantee": True}
+    text = markdown_table(summary_frame([capped, fine]))
+    rows = {line.split(" | ")[2]: line for line in text.splitlines() if line.startswith("| sets | covid |")}
+    assert "| LSTM-20 † |" in rows["cfrnn"] and "†" not in rows["pa_lstm"]
+    assert "_†: no joint guarantee at this level: alpha / H is below 1 / (n + 1)" in text
+    assert "†" not in markdown_table(summary_frame([fine]))

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.calibration import calibration_datasets, calibration_figure
@@ -135,4 +134,5 @@ def save_figure(fig: Figure, folder: str | Path, name: str) -> list[Path]:
 
 
 def close(fig: Figure) -> None:
-    plt.close(fig)
+    """Let go of a drawn figure's artists (figures are made outside pyplot: nothing else holds them)."""
+    fig.clear()

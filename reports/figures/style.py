@@ -19,15 +19,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
 
-import matplotlib
+import matplotlib.style
 import numpy as np
-
-matplotlib.use("Agg")  # figures are files: no display, whatever the environment says
-
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.artist import Artist  # noqa: E402
-from matplotlib.axes import Axes  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.artist import Artist
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 
 if TYPE_CHECKING:
     from matplotlib.typing import LegendLocType
@@ -130,9 +126,12 @@ def method_colour(method: str) -> str:
 
 def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwargs) -> tuple[Figure, np.ndarray]:
     """A figure with a grid of axes (a 2-d array of :class:`Axes`, ``squeeze=False``), seaborn's ticks
-    style, tight layout."""
-    with plt.style.context("seaborn-v0_8-ticks"):
-        fig, axes = plt.subplots(rows, cols, figsize=(width, height), squeeze=False, layout="constrained", **kwargs)
+    style, tight layout. A plain :class:`Figure`, outside pyplot: it renders without a display, stays out of
+    the figures a notebook shows by itself (and of pyplot's count of open ones), and leaves the session's
+    backend alone; a notebook shows it where it is returned."""
+    with matplotlib.style.context("seaborn-v0_8-ticks"):
+        fig = Figure(figsize=(width, height), layout="constrained")
+        axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
     return fig, axes
 
 
