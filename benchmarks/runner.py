@@ -349,9 +349,10 @@ def _drain(jobs, n_jobs: int, bar, executed: list[dict], log: Callable[[dict], N
                 log(record)
 
 
-def _finished_line(record: dict, done: int, total: int) -> str:
+def _finished_line(record: dict, done: int, total: int, levels: bool = False) -> str:
     """``[done/total] dataset / method setting / seed s: status, fit (of it train / intervals, where a method
-    says) / predict / wall seconds, how it trained``."""
+    says) / predict / wall seconds, how it trained``; `` / alpha a`` after the seed where the run has several
+    ``levels``."""
     what = " / ".join(str(record[k]) for k in ("dataset", "method", "setting") if record.get(k) not in (None, ""))
     seconds = ", ".join(f"{k} {record[f'{k}_seconds']:.1f} s" for k in ("fit", "train", "intervals", "predict", "wall")
                         if isinstance(record.get(f"{k}_seconds"), (int, float)))
@@ -362,6 +363,7 @@ def _finished_line(record: dict, done: int, total: int) -> str:
         extra.insert(0, f"trained in a cell of {cell.get('members')}" if "error" not in cell
                      else f"its cell of {cell.get('members')} failed, trained alone ({error})")
     seed = f" / seed {record['seed']}" if "seed" in record else ""
+    seed += f" / alpha {record['alpha']:g}" if levels and isinstance(record.get("alpha"), (int, float)) else ""
     return (f"[{done}/{total}] {what}{seed}: {record['status']}"
             + (f"; {seconds}" if seconds else "") + "".join(f"; {e}" for e in extra))
 
@@ -416,8 +418,10 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                          "pibench", unit="job", disable=progress is not True) as bar:
                 finished = itertools.count(1)
 
+                levels = len({t.config["alpha"] for t in todo}) > 1
+
                 def log(record: dict) -> None:
-                    print(_finished_line(record, next(finished), jobs), file=sys.stderr, flush=True)
+                    print(_finished_line(record, next(finished), jobs, levels), file=sys.stderr, flush=True)
                 deferred: list[CellDeferred] = []
                 _drain(phase1, workers, bar, executed, log if progress == "lines" else None, deferred)
                 # the tasks of cells that could not train together, alone and side by side, beside those on shared fits

@@ -59,6 +59,8 @@ def test_a_task_line_says_when_its_cell_failed():
     phases = _finished_line({**record, "method": "pa_lstm", "train_seconds": 21.0, "intervals_seconds": 8.5}, 4, 20)
     assert phases == "[4/20] eeg / pa_lstm / LSTM-100 / seed 2: ok; fit 30.0 s, train 21.0 s, intervals 8.5 s, " \
                      "predict 1.0 s, wall 31.5 s"
+    assert _finished_line({**record, "alpha": 0.05}, 5, 20, levels=True).startswith(
+        "[5/20] eeg / cfrnn / LSTM-100 / seed 2 / alpha 0.05: ok;")  # a run at several levels tells them apart
 
 
 def test_csv_dataset_from_the_command_line(tmp_path):

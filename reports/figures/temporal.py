@@ -105,8 +105,8 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
     hide_spare_panels(axes, len(runs))
     where = (f"last {steps} test days at {group[1:]}:00" if dataset == "fesp"
              else f"first {steps} test steps, series {group}")
-    fig.suptitle(f"{dataset}: intervals (band), point forecast (line), truth (dots), misses (red x); {where}",
-                 wrap=True)
+    fig.suptitle(f"{dataset}: {results.nominal_percent:g}% intervals (band), point forecast (line), truth (dots), "
+                 f"misses (red x); {where}", wrap=True)
     return fig
 
 
