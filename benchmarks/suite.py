@@ -179,10 +179,27 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
         raise SuiteError(path, problems)
     if quick:
         suite = _merge(suite, suite.get("quick", {}))
+        skipped: dict[str, list[str]] = {}
         for key in ("datasets", "methods"):
             merged = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
             suite[key] = [entry for entry in merged if not entry.get("skip", False)]
+            skipped[key] = [e.get("label", e["name"]) for e in merged if e.get("skip", False)]
+        suite[SKIPPED_BY_QUICK] = skipped  # so a selection naming one is told why it is not there
     return suite
+
+
+#: The suite key (set by load_suite, never in a file) listing the entries --quick leaves out.
+SKIPPED_BY_QUICK = "_skipped_by_quick"
+
+
+def _check_not_skipped(suite: dict, kind: str, selected: list[str] | None) -> None:
+    """ValueError if the selection names an entry of ``kind`` that --quick leaves out (it would be unknown, or
+    run with default parameters instead of the suite's)."""
+    present = {e.get("label", e["name"]) for e in suite[kind]}
+    for name in selected or []:
+        if name in suite.get(SKIPPED_BY_QUICK, {}).get(kind, []) and name not in present:
+            raise ValueError(f"the {kind[:-1]} entry {name!r} is left out of --quick (its quick = {{ skip = true }} "
+                             "in the suite); run without --quick to run it.")
 
 
 #: What each table of a suite file may hold, and the TOML type of each key.
@@ -447,6 +464,13 @@ def build_tasks(
     """
     methods = _check_names(methods, "methods", "'aci', 'autoreg'")
     datasets = _check_names(datasets, "datasets", "'ar', 'csv:prices.csv:price'")
+    repeated = [f"{kind} {name!r} is named {names.count(name)} times in the selection; it runs once"
+                for kind, names in (("method", methods or []), ("dataset", datasets or []))
+                for name in dict.fromkeys(n for n in names if names.count(n) > 1)]
+    methods = list(dict.fromkeys(methods)) if methods else methods
+    datasets = list(dict.fromkeys(datasets)) if datasets else datasets
+    _check_not_skipped(suite, "methods", methods)
+    _check_not_skipped(suite, "datasets", datasets)
     if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (list, tuple))):
         raise ValueError(f"seeds={seeds!r} must be a list of whole numbers, e.g. seeds=[0, 1, 2].")
     alphas = check_alphas(alpha if alpha is not None else suite.get("alpha", 0.1))
@@ -473,7 +497,7 @@ def build_tasks(
     seeds = check_seeds(seeds if seeds is not None else suite.get("seeds", [0]))
 
     tasks = []
-    notes: list[str] = []
+    notes: list[str] = list(repeated)
     unserved: dict[str, list[str]] = {}
     labels = {d.get("label", d["name"]) for d in suite["datasets"]}  # before --datasets narrows them
     for d in dataset_entries:

@@ -15,3 +15,16 @@ def test_an_entrys_label_picks_that_entry_and_a_name_every_entry_not_labelled_ot
     assert labels("ar_order_paper", ["expar window=1"], quick=True) == ["expar window=1"]
     assert labels("ar_order", ["nlar", "expar"]) == sorted(labels("ar_order", ["nlar"]) + labels("ar_order", ["expar"]))
     assert len(labels("ar_order", ["nlar"])) > 1 and all(x.startswith("nlar ") for x in labels("ar_order", ["nlar"]))
+
+
+def test_an_entry_quick_leaves_out_is_named_as_such_when_selected():
+    """--suite sets --quick --datasets eeg_trials said "unknown dataset", and a method entry --quick skips ran with
+    default parameters instead of the suite's."""
+    import pytest
+
+    for kind, selection in (("dataset", {"datasets": ["eeg_trials"]}), ("method", {"methods": ["enbpi"]})):
+        suite = load_suite("sets" if kind == "dataset" else "realworld", quick=True)
+        name = next(iter(selection.values()))[0]
+        with pytest.raises(ValueError, match=f"the {kind} entry '{name}' is left out of --quick"):
+            build_tasks(suite, **selection)
+    assert build_tasks(load_suite("sets"), datasets=["eeg_trials"])  # without --quick it is there

@@ -273,6 +273,14 @@ def test_repeated_entries_run_once_with_a_line(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "ar / autoreg default / alpha 0.1 is given 2 times by the suite and the selection; it runs once" in out
     assert "ran 1," in out
+    # named twice on the command line: once said, whether the suite has the method or not
+    assert cli_run(suite, tmp_path / "r2", "--datasets", "ar", "ar", "--methods", "autoreg", "autoreg", "aci",
+                   "aci") == 0
+    out = capsys.readouterr().out
+    assert "method 'autoreg' is named 2 times in the selection; it runs once" in out
+    assert "method 'aci' is named 2 times in the selection; it runs once" in out
+    assert "dataset 'ar' is named 2 times in the selection; it runs once" in out
+    assert out.count("it runs once") == 4  # the suite's own repeat of autoreg, and the three above
 
 
 def test_csv_sets_ids_are_compared_as_written(tmp_path):
