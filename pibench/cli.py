@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -276,6 +277,9 @@ def main(argv: list[str] | None = None) -> int:
     except ResultsDirLost as exc:  # the run's folder went away under it: its tables would be partial
         print(f"pibench: error: {exc}.", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # the reader stopped early (`pibench list | head`): not an error of pibench's
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 0
     except OSError as exc:  # the file system refused (permissions, full disk): say which file
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"pibench: error: {exc.strerror or exc}{where}; check that the folder exists, is yours to write "

@@ -192,3 +192,16 @@ def test_a_plugin_file_that_re_exports_a_registered_method_is_accepted(tmp_path,
         base._REGISTRY.pop("rx_impl", None)
         for name in ("rx_impl", "rx_wrap", "cli_width"):
             sys.modules.pop(name, None)
+
+
+def test_a_reader_that_stops_early_is_no_error():
+    """`pibench list | head -1` exited 2 with "Broken pipe; check that the folder exists"."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(f"{sys.executable} -m pibench list | head -1", shell=True, capture_output=True, text=True,
+                         executable="/bin/bash", env={**__import__("os").environ, "PYTHONUNBUFFERED": "1"})
+    assert out.stdout == "methods:\n" and "error" not in out.stderr
+    status = subprocess.run(f"set -o pipefail; {sys.executable} -m pibench list | head -1 > /dev/null", shell=True,
+                            executable="/bin/bash")
+    assert status.returncode == 0
