@@ -15,6 +15,7 @@ import random
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -368,6 +369,11 @@ def _finished_line(record: dict, done: int, total: int, levels: bool = False) ->
             + (f"; {seconds}" if seconds else "") + "".join(f"; {e}" for e in extra))
 
 
+#: loky replaces a worker whose memory grew (torch's allocator) and warns that it did; the job runs in the new
+#: worker, so the line only alarms a user.
+LOKY_WORKER_RESTART = "A worker stopped while some jobs were given to the executor"
+
+
 def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int = 1,
               data_dir: str | None = None, threads: int = 1, progress: bool | str = True, device: str = "cpu",
               backend: str = "loky", scheduler: str | None = None, batch_cells: bool | None = None) -> RunReport:
@@ -413,11 +419,11 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
             phase1 += [delayed(execute_task)(t, rd, data_dir, threads, False, device) for t in independent]
             phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads, device) for t, fits in chunks]
             jobs = len(todo) + len(chunks)
-            with parallel_backend(backend, n_jobs, scheduler) as workers, \
+            with warnings.catch_warnings(), parallel_backend(backend, n_jobs, scheduler) as workers, \
                     tqdm(total=jobs, desc=f"{len(todo)} tasks + {len(chunks)} shared fit chunks" if chunks else
                          "pibench", unit="job", disable=progress is not True) as bar:
+                warnings.filterwarnings("ignore", message=LOKY_WORKER_RESTART, category=UserWarning)
                 finished = itertools.count(1)
-
                 levels = len({t.config["alpha"] for t in todo}) > 1
 
                 def log(record: dict) -> None:

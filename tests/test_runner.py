@@ -270,3 +270,18 @@ def test_a_rerun_names_what_changed_since_the_nearest_earlier_code():
     assert _nearest(before, now) is first
     twin = dict(first)  # the same identity written twice: the newest of the nearest
     assert _nearest([*before, ("2026-01-03T00:00", "c", twin)], now) is twin
+
+
+def test_the_silenced_loky_warning_is_the_one_loky_gives():
+    """The runner hides loky's "worker stopped" line (the job reruns in a new worker): the text it filters must be
+    the one the installed joblib writes, or the filter silently stops working."""
+    import inspect
+
+    from joblib.externals.loky import process_executor
+
+    from pibench.benchmarks.runner import LOKY_WORKER_RESTART
+
+    import re
+
+    source = re.sub(r'"\s*\n\s*"', "", inspect.getsource(process_executor))  # adjacent string literals joined
+    assert LOKY_WORKER_RESTART in source
