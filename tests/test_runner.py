@@ -276,12 +276,11 @@ def test_the_silenced_loky_warning_is_the_one_loky_gives():
     """The runner hides loky's "worker stopped" line (the job reruns in a new worker): the text it filters must be
     the one the installed joblib writes, or the filter silently stops working."""
     import inspect
+    import re
 
     from joblib.externals.loky import process_executor
 
     from pibench.benchmarks.runner import LOKY_WORKER_RESTART
-
-    import re
 
     source = re.sub(r'"\s*\n\s*"', "", inspect.getsource(process_executor))  # adjacent string literals joined
     assert LOKY_WORKER_RESTART in source
