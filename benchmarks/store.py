@@ -329,7 +329,7 @@ def _mismatch_reason(record: dict, mismatch: Mismatch) -> str:
     hold another definition of a metric or a hand edit (outdated or edited: its task runs again under this
     code's id), one of this code was edited."""
     written_by = record["identity"].get("code")
-    if mismatch.metric is not None and written_by != code_version():
+    if mismatch.this_codes_reading and written_by != code_version():
         return (f"outdated or edited: written by pibench code {written_by}, and {mismatch.detail}: another "
                 "definition of the metric, or an edit; a run with this code computes it again")
     return f"{mismatch.kind}: its metrics disagree with its predictions ({mismatch.detail})"

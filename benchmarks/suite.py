@@ -183,7 +183,7 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
         for key in ("datasets", "methods"):
             merged = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
             suite[key] = [entry for entry in merged if not entry.get("skip", False)]
-            skipped[key] = [e.get("label", e["name"]) for e in merged if e.get("skip", False)]
+            skipped[key] = [n for e in merged if e.get("skip", False) for n in (e["name"], e.get("label", e["name"]))]
         suite[SKIPPED_BY_QUICK] = skipped  # so a selection naming one is told why it is not there
     return suite
 
@@ -195,7 +195,7 @@ SKIPPED_BY_QUICK = "_skipped_by_quick"
 def _check_not_skipped(suite: dict, kind: str, selected: list[str] | None) -> None:
     """ValueError if the selection names an entry of ``kind`` that --quick leaves out (it would be unknown, or
     run with default parameters instead of the suite's)."""
-    present = {e.get("label", e["name"]) for e in suite[kind]}
+    present = {n for e in suite[kind] for n in (e["name"], e.get("label", e["name"]))}  # names select too
     for name in selected or []:
         if name in suite.get(SKIPPED_BY_QUICK, {}).get(kind, []) and name not in present:
             raise ValueError(f"the {kind[:-1]} entry {name!r} is left out of --quick (its quick = {{ skip = true }} "

@@ -23,6 +23,7 @@ How the rows become a problem (also in the README, "Your own series"):
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 
@@ -143,12 +144,13 @@ def csv_problem(
     n_rows = len(frame)
     n_test = int(round(n_rows * test_fraction))
     if n_test < MIN_TEST_POINTS:
-        fraction = (MIN_TEST_POINTS + 0.5) / n_rows
-        rows = int(np.ceil((MIN_TEST_POINTS + 0.5) / test_fraction))  # a series long enough at this fraction
+        # the smallest fraction (in hundredths) and the fewest rows at this fraction that test enough points
+        fraction = next((f / 100 for f in range(1, 51) if int(round(n_rows * f / 100)) >= MIN_TEST_POINTS), None)
+        rows = next(n for n in itertools.count(int(MIN_TEST_POINTS / test_fraction) - 2)
+                    if int(round(n * test_fraction)) >= MIN_TEST_POINTS)
         # a larger test_fraction helps only where it leaves a training span at least as long as the test span
         fix = (f"a larger test_fraction in a suite file ([[datasets]] name = \"csv\" params = {{ path = \"{path}\", "
-               f"target = \"{target}\", test_fraction = {np.ceil(100 * fraction) / 100:.2f} }})"
-               if fraction <= 0.5 else
+               f"target = \"{target}\", test_fraction = {fraction:.2f} }})" if fraction is not None else
                f"a longer series: at least {rows} rows at test_fraction = {test_fraction}, or {2 * MIN_TEST_POINTS} "
                "with test_fraction = 0.5 (as many rows to train on as to test)")
         raise ValueError(

@@ -21,6 +21,9 @@ SPLIT_NUMBER_HINT = ("A comma inside a number (1,234.5, or a decimal comma 3,14)
                      "separators, write decimals with a point, or quote such values.")
 
 
+#: Suffixes of files pandas decompresses: their fields are counted by the index pandas made only.
+COMPRESSED = (".gz", ".bz2", ".zip", ".xz", ".zst", ".tar")
+
 #: A number written with thousands separators (19,249.02) or a decimal comma (3,14): no number to pandas.
 COMMA_NUMBER = re.compile(r"-?\d{1,3}(,\d{3})+(\.\d+)?|-?\d+,\d+")
 
@@ -33,17 +36,26 @@ def comma_hint(values: np.ndarray) -> str:
             "a point." if comma else "")
 
 
-def _check_first_row(path: Path) -> None:
+def _check_first_row(path: Path, frame: pd.DataFrame) -> None:
     """ValueError if the first data row has more fields than the header: pandas takes the extra leading
-    field(s) as an index, shifting every column (a later longer row is a ParserError)."""
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = csv.reader(itertools.islice(fh, 2), skipinitialspace=True)
-        header, first = next(rows, []), next(rows, [])
-    if len(first) > len(header):
-        trailing = all(not field.strip() for field in first[len(header):])
+    field(s) as an index, shifting every column (a later longer row is a ParserError). Found by the index
+    pandas made, or, where that is a plain 0, 1, 2, ... (a first column of steps or consecutive years), by
+    counting the fields of the file's first rows (a plain text file)."""
+    header = [str(c) for c in frame.columns]
+    if not isinstance(frame.index, pd.RangeIndex):
+        fields = frame.index.nlevels + len(header)
+        trailing = bool(frame[frame.columns[-1]].isna().all())  # shifted left, the empty last field is last
+    elif path.suffix.lower() in COMPRESSED:
+        return
+    else:
+        with open(path, newline="", encoding="utf-8-sig") as fh:
+            rows = (row for row in csv.reader(itertools.islice(fh, 100), skipinitialspace=True) if row)
+            header, first = next(rows, []), next(rows, [])
+        fields, trailing = len(first), all(not field.strip() for field in first[len(header):])
+    if fields > len(header):
         why = ("the row ends with a comma the header lacks: remove trailing commas." if trailing
                else SPLIT_NUMBER_HINT)
-        raise ValueError(f"{path}: the first data row has {len(first)} fields but the header names {len(header)} "
+        raise ValueError(f"{path}: the first data row has {fields} fields but the header names {len(header)} "
                          f"columns ({', '.join(header)}), so every value would shift a column. "
                          f"{why[0].upper()}{why[1:]}")
 
@@ -88,7 +100,7 @@ def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
         raise ValueError(f"{path} reads as one column {str(frame.columns[0])[:60]!r}: its fields are separated by "
                          f"{separator!r}, not commas; save it comma-separated, with decimal points (3.14, not 3,14).")
     if path.suffix != ".parquet":
-        _check_first_row(path)
+        _check_first_row(path, frame)
     return frame
 
 

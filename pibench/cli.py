@@ -270,7 +270,9 @@ def main(argv: list[str] | None = None) -> int:
 
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # a reader that stopped early (a full pipe) shows here, not at Python's exit
+        return code
     except (ValueError, FetchError) as exc:  # user errors: the message says what to do, no traceback
         print(f"pibench: error: {exc}", file=sys.stderr)
         return 2

@@ -16,6 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from pibench.reports.metrics import VOLATILITY_THIRDS
+
 #: A row covers a dataset when |coverage - (1 - alpha)| is at most this (2 points).
 COVERAGE_TOLERANCE = 0.02
 ROW = ["suite", "dataset", "alpha", "method", "setting"]
@@ -34,7 +36,7 @@ def per_dataset(summary: pd.DataFrame, suite: str, statistics: pd.DataFrame | No
     ok = ok[ok.get("coverage_kind", "marginal") != "joint"]
     if ok.empty:
         return pd.DataFrame()
-    thirds = [c for c in ("coverage_vol_low", "coverage_vol_mid", "coverage_vol_high") if c in ok]
+    thirds = [c for c in VOLATILITY_THIRDS if c in ok]
     ok = ok.assign(worst_third=ok[thirds].min(axis=1) if thirds else np.nan)
     grouped = ok.groupby(ROW, sort=True, dropna=False)
     table = grouped[["coverage", "mean_length", "winkler", "worst_third"]].mean(numeric_only=True)

@@ -316,6 +316,9 @@ def longest_miss_run(covered_by_step: ArrayLike) -> int:
 # --------------------------------------------------------------------------- #
 # bundles
 # --------------------------------------------------------------------------- #
+#: The coverage of each volatility third (:func:`series_metrics`), NaN for a third no step falls in.
+VOLATILITY_THIRDS = ("coverage_vol_low", "coverage_vol_mid", "coverage_vol_high")
+
 #: Values closer than this fraction of the largest finite magnitude among them are equal but for rounding.
 ROUNDING = 1e-9
 
@@ -485,8 +488,11 @@ class Mismatch(NamedTuple):
 
     kind: str
     detail: str
-    #: the metric whose stated number differs from its recomputation (None: the predictions give none)
+    #: the metric whose stated number differs from its recomputation (None: not one number)
     metric: str | None = None
+    #: whether this code's reading of the predictions decides it (a metric's definition, the columns it
+    #: reads), so a record of other code may be outdated rather than edited
+    this_codes_reading: bool = False
 
 
 def _plain_repr(value) -> str:
@@ -501,7 +507,8 @@ def metrics_mismatch(record: dict, frame) -> Mismatch | None:
     try:
         recomputed = metrics_from_predictions(frame, record["alpha"], tuple(record["length_cap"]))
     except (KeyError, ValueError, TypeError) as exc:
-        return Mismatch("tampered", f"its predictions give no metrics ({type(exc).__name__}: {exc})")
+        return Mismatch("tampered", f"its predictions give no metrics ({type(exc).__name__}: {exc})",
+                        this_codes_reading=True)
     unbacked = [name for name in DERIVED_FIELDS if name in record and name not in recomputed]
     if unbacked:
         return Mismatch("unverifiable", f"{unbacked[0]} = {record[unbacked[0]]!r} in the record, which its "
@@ -517,5 +524,5 @@ def metrics_mismatch(record: dict, frame) -> Mismatch | None:
             same = False
         if not same:
             return Mismatch("tampered", f"{name}: {_plain_repr(stated)} in the record, {_plain_repr(value)} from the "
-                                        "predictions", metric=name)
+                                        "predictions", metric=name, this_codes_reading=True)
     return None

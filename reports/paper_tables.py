@@ -293,7 +293,7 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_level
         title += ", alpha 0.1" if _one_of_several_levels else ""
         return (f"### {title}: joint coverage and mean length (std across seeds) vs paper "
                 f"(Table '{paper_table}')\n\n" + _markdown(rows))
-    level = f", alpha {at_level:g}" if _one_of_several_levels else ""
+    level = f", alpha {at_level:g}" if _one_of_several_levels or not np.isclose(at_level, PAPER_ALPHA) else ""
     none = ("the paper's are at alpha 0.1" if suite in SET_TABLES else "no paper values for this suite")
     return (f"### Sets of sequences ({suite}{level}): joint coverage and mean length (std across seeds; "
             f"{none})\n\n" + _markdown(rows))

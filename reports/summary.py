@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pibench.reports.metrics import ROLLING_WINDOW
+from pibench.reports.metrics import ROLLING_WINDOW, VOLATILITY_THIRDS
 from pibench.reports.statistics import paired_seeds
 
 KEY_COLUMNS = ["suite", "dataset", "alpha", "method", "setting", "seed"]
@@ -181,7 +181,7 @@ def format_number(value: float, digits: int = 3, sign: str = "") -> str:
     """``value`` with ``digits`` decimals, or with ``digits`` significant digits where those decimals would
     show none of it (a length of 7.24e-09, not 0.000); ``sign`` "+" writes the sign of a difference."""
     if value != 0 and math.isfinite(value) and abs(value) < 10 ** -digits:
-        return f"{value:{sign}.{digits - 1}e}"
+        return f"{value:{sign}.2e}"  # three significant digits
     return f"{value:{sign}.{digits}f}"
 
 
@@ -245,7 +245,7 @@ def _p(value: float) -> str:
     """A p-value with two decimals, three where two would round to the 5% edge (0.047 is not "0.05*")."""
     if pd.isna(value):
         return "-"
-    digits = 3 if round(value, 2) == 0.05 else 2
+    digits = next(d for d in (2, 3, 4, 6) if d == 6 or float(f"{value:.{d}f}") != 0.05)
     return f"{value:.{digits}f}{'*' if value < 0.05 else ''}"
 
 
@@ -289,10 +289,6 @@ CONDITIONAL = {"coverage": "coverage %", "coverage_vol_low": "calm third %", "co
 #: Lengths against the oracle's, where the dataset knows it (synthetic series).
 ORACLE_RATIO = {"length_ratio_oracle": "length / oracle", "length_ratio_vol_low": "calm third length / oracle",
                 "length_ratio_vol_high": "volatile third length / oracle"}
-
-
-#: The coverage of each volatility third (reports/metrics.py), NaN for a third no step falls in.
-VOLATILITY_THIRDS = ("coverage_vol_low", "coverage_vol_mid", "coverage_vol_high")
 
 
 def with_volatility_thirds(rows: pd.DataFrame) -> pd.DataFrame:
@@ -348,10 +344,11 @@ def _sets_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> s
     table = table.rename(columns={"joint_coverage": "joint coverage %", "marginal_coverage": "marginal coverage %",
                                   "n_test": "n_test (sequences)", **ORACLE_RATIO})
     capped = _without_joint_guarantee(rows)
-    if capped:
-        table["setting"] = [f"{setting} †" if (suite, dataset, method, setting) in capped else setting
-                            for suite, dataset, method, setting in
-                            zip(table["suite"], table["dataset"], table["method"], table["setting"])]
+    if capped:  # the table has an alpha column only where it holds several levels
+        levels = table["alpha"] if "alpha" in table else [rows["alpha"].iloc[0]] * len(table)
+        table["setting"] = [f"{setting} †" if (suite, dataset, level, method, setting) in capped else setting
+                            for suite, dataset, level, method, setting in
+                            zip(table["suite"], table["dataset"], levels, table["method"], table["setting"])]
     alpha = _alpha_of(rows)
     target = f"nominal {100 * (1 - alpha):g}% joint" if alpha is not None else "nominal level joint"
     note = ("\n_†: no joint guarantee at this level: alpha / H is below 1 / (n + 1) for its n calibration "
@@ -364,12 +361,12 @@ def _sets_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> s
 
 
 def _without_joint_guarantee(rows: pd.DataFrame) -> set[tuple]:
-    """(suite, dataset, method, setting) of the rows a seed of which says its Bonferroni level was capped
-    (``joint_guarantee`` False: CF-RNN with too few calibration sequences for alpha / H)."""
+    """(suite, dataset, alpha, method, setting) of the rows a seed of which says its Bonferroni level was
+    capped (``joint_guarantee`` False: CF-RNN with too few calibration sequences for alpha / H)."""
     if "joint_guarantee" not in rows:
         return set()
     capped = rows[rows["joint_guarantee"].eq(False)]
-    return set(zip(capped["suite"], capped["dataset"], capped["method"], capped["setting"]))
+    return set(zip(capped["suite"], capped["dataset"], capped["alpha"], capped["method"], capped["setting"]))
 
 
 def _per_horizon_tables(rows: pd.DataFrame) -> list[str]:

@@ -255,7 +255,7 @@ def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(t
         np.testing.assert_allclose(lines[record["method"]], expected)
         assert list(xs[record["method"]]) == [0, 2]
     assert list(lines["nominal 90%"]) == [90, 90]
-    assert fig.axes[0].get_title().endswith("(no step in the middle one: the scale takes two values)")
+    assert fig.axes[0].get_title().endswith("(no step in the middle third)")
     close(fig)
     page, names = build_report(results, "")
     assert spec.name in names and f'id="{spec.name}"' in page

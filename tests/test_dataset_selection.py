@@ -28,3 +28,11 @@ def test_an_entry_quick_leaves_out_is_named_as_such_when_selected():
         with pytest.raises(ValueError, match=f"the {kind} entry '{name}' is left out of --quick"):
             build_tasks(suite, **selection)
     assert build_tasks(load_suite("sets"), datasets=["eeg_trials"])  # without --quick it is there
+    skipped = {"name": "x", "datasets": [{"name": "eeg", "label": "eeg big", "quick": {"skip": True}},
+                                         {"name": "covid"}], "methods": [{"name": "cfrnn"}]}
+    path = __import__("pathlib").Path(__import__("tempfile").mkdtemp()) / "s.toml"
+    from pibench.benchmarks.tiny_suite import to_toml
+
+    path.write_text(to_toml(skipped))
+    with pytest.raises(ValueError, match="the dataset entry 'eeg' is left out of --quick"):  # by its name
+        build_tasks(load_suite(path, quick=True), datasets=["eeg"])

@@ -487,3 +487,19 @@ def test_figures_are_made_outside_pyplot(fesp_store):
     assert buffer.getvalue().startswith(b"\x89PNG")
     for fig in drawn:
         close(fig)
+
+
+def test_a_figure_shows_itself_in_a_notebook_and_importing_leaves_the_backend_alone():
+    """IPython shows what ``_repr_png_`` gives; the figures module once switched the session to Agg."""
+    import subprocess
+    import sys
+
+    from pibench.reports.figures.style import new_figure
+
+    fig, _ = new_figure(3, 2)
+    assert fig._repr_png_().startswith(b"\x89PNG")
+    close(fig)
+    code = "import matplotlib; matplotlib.use('svg'); import pibench.reports.figures.catalog; " \
+           "print(matplotlib.get_backend())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "svg"

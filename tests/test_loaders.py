@@ -585,9 +585,9 @@ def test_a_space_after_each_comma_is_no_part_of_a_name(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("rows, fix", [
-    (300, 'test_fraction = 0.34 }'),  # 0.34 x 300 = 102 test points, 198 to train on
-    (120, "a longer series: at least 402 rows at test_fraction = 0.25, or 200 with test_fraction = 0.5"),
-    (200, "a longer series: at least 402 rows at test_fraction = 0.25"),  # 0.5 of 200 rows: 100 and 100
+    (300, 'test_fraction = 0.34 }'),  # 0.34 x 300 = 102 test points, 198 to train on (0.33: 99)
+    (200, 'test_fraction = 0.50 }'),  # 100 and 100
+    (120, "a longer series: at least 398 rows at test_fraction = 0.25, or 200 with test_fraction = 0.5"),
 ])
 def test_a_short_test_span_gets_a_fix_that_leaves_a_training_span(tmp_path: Path, rows, fix) -> None:
     path = _write(tmp_path / "s.csv", "y\n" + "".join(f"{v}\n" for v in np.random.default_rng(0).normal(size=rows)))
@@ -601,6 +601,19 @@ def test_a_missing_relative_path_says_where_it_was_looked_for(tmp_path: Path, mo
     with pytest.raises(ValueError, match=re.escape(f"CSV file load.csv does not exist (a relative path is read from "
                                                    f"the folder pibench runs in, {tmp_path})")):
         csv_problem(path="load.csv", target="y")
+
+
+@pytest.mark.parametrize("name, content", [
+    ("blank.csv", "date,y\n\n" + "2020-01-01,5,005.67\n" * 200),  # a blank line after the header
+    ("zipped.csv.gz", "date,y\n" + "2020-01-01,5,005.67\n" * 200),
+])
+def test_a_longer_first_row_is_found_after_a_blank_line_and_in_a_compressed_file(tmp_path: Path, name, content):
+    import gzip
+
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(content.encode()) if name.endswith(".gz") else content.encode())
+    with pytest.raises(ValueError, match="the first data row has 3 fields but the header names 2"):
+        csv_problem(path=path, target="y")
 
 
 def test_rows_ending_in_a_comma_the_header_lacks_are_refused(tmp_path: Path) -> None:

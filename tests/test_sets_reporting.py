@@ -223,3 +223,8 @@ def test_a_row_whose_bonferroni_level_was_capped_is_marked_with_why():
     assert "| LSTM-20 † |" in rows["cfrnn"] and "†" not in rows["pa_lstm"]
     assert "_†: no joint guarantee at this level: alpha / H is below 1 / (n + 1)" in text
     assert "†" not in markdown_table(summary_frame([fine]))
+    # two levels: the mark stays on the level whose seed said so
+    wider = {**set_record("cfrnn", PATTERN, alpha=0.5), "joint_guarantee": True}
+    lines = [line for line in markdown_table(summary_frame([capped, wider])).splitlines()
+             if line.startswith("| sets | covid |") and "| cfrnn |" in line]  # the main table's rows
+    assert [("†" in line, "| 0.100 |" in line) for line in lines] == [(True, True), (False, False)]

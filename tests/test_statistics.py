@@ -334,3 +334,10 @@ def test_lengths_equal_but_for_rounding_do_not_set_the_block():
     noisy = 3.2897072539 + rng.choice([-4.4e-16, 0.0, 4.4e-16], size=2000)
     assert np.ptp(noisy) > 0
     assert block_length(np.column_stack([hits, noisy])) == block_length(hits[:, None]) <= 5
+
+
+def test_a_p_value_by_the_5_percent_edge_shows_which_side_it_is_on():
+    from pibench.reports.summary import _p
+
+    assert [_p(0.047), _p(0.0499), _p(0.0501), _p(0.051), _p(0.32), _p(0.004)] == \
+        ["0.047*", "0.0499*", "0.0501", "0.051", "0.32", "0.00*"]

@@ -457,3 +457,19 @@ def test_a_diagnostic_named_like_a_record_field_fails_its_task_with_the_fix(veri
         base._REGISTRY.pop("diagnoses_alpha", None)
     err = capsys.readouterr().err
     assert code == 1 and "diagnostics() returns ['alpha'], which name fields of the record" in err
+
+
+def test_a_record_of_other_code_whose_predictions_this_code_cannot_read_is_outdated(verified):
+    """Predictions of an older layout (a column renamed) give this code no metrics: for a record of other
+    code that is 'outdated or edited', for one of this code 'tampered'."""
+    from pibench.benchmarks.store import _mismatch_reason
+    from pibench.reports.metrics import metrics_mismatch
+
+    _, results = verified
+    path, record = record_of(results, "autoreg", "ar")
+    older_layout = pd.read_parquet(path.with_suffix(".parquet")).rename(columns={"lower": "lo"})
+    mismatch = metrics_mismatch(record, older_layout)
+    assert mismatch is not None and mismatch.this_codes_reading
+    other = {**record, "identity": {**record["identity"], "code": "0.1.0+src.0123456789ab"}}
+    assert _mismatch_reason(other, mismatch).startswith("outdated or edited: written by pibench code 0.1.0+src.01")
+    assert _mismatch_reason(record, mismatch).startswith("tampered: its metrics disagree")

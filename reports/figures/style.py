@@ -15,6 +15,7 @@ tell the settings of one method apart (:func:`setting_style`).
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypedDict
@@ -124,13 +125,23 @@ def method_colour(method: str) -> str:
     return method_style(method).colour
 
 
+class ReportFigure(Figure):
+    """A Figure that a notebook shows as a PNG wherever it is returned, whatever the session's matplotlib
+    backend (IPython reads ``_repr_png_``; a session's inline backend, where active, shows it its own way)."""
+
+    def _repr_png_(self) -> bytes:
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", dpi=100)
+        return buffer.getvalue()
+
+
 def new_figure(width: float, height: float, rows: int = 1, cols: int = 1, **kwargs) -> tuple[Figure, np.ndarray]:
     """A figure with a grid of axes (a 2-d array of :class:`Axes`, ``squeeze=False``), seaborn's ticks
     style, tight layout. A plain :class:`Figure`, outside pyplot: it renders without a display, stays out of
     the figures a notebook shows by itself (and of pyplot's count of open ones), and leaves the session's
-    backend alone; a notebook shows it where it is returned."""
+    backend alone; a notebook shows it where it is returned (:class:`ReportFigure`)."""
     with matplotlib.style.context("seaborn-v0_8-ticks"):
-        fig = Figure(figsize=(width, height), layout="constrained")
+        fig = ReportFigure(figsize=(width, height), layout="constrained")
         axes = fig.subplots(rows, cols, squeeze=False, **kwargs)
     return fig, axes
 
