@@ -41,9 +41,9 @@ def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
     """The steps' labels: whole numbers stay numbers (a figure shows step 1001 as a step, not as the year
     1001; years read fine as numbers too), anything else is kept as written, as text (dates are read
     from it where a figure needs them; ``time_format`` marks the column as dates, 20240131 included)."""
-    plain = pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column) \
-        or pd.api.types.is_object_dtype(column) or pd.api.types.is_string_dtype(column)  # not dates, not spans
-    if time_format is None and plain:
+    typed = pd.api.types  # dates, spans and flags are no step numbers, whatever pd.to_numeric makes of them
+    dated = typed.is_datetime64_any_dtype(column) or typed.is_timedelta64_dtype(column) or typed.is_bool_dtype(column)
+    if time_format is None and not dated:
         numbers = pd.to_numeric(column, errors="coerce").to_numpy(float)
         # whole numbers, exact in float64 and so within int64 too
         if np.isfinite(numbers).all() and (numbers == np.round(numbers)).all() and (np.abs(numbers) < 2**53).all():

@@ -95,7 +95,8 @@ def read_table(path: Path, text_columns: tuple[str, ...] = ()) -> pd.DataFrame:
                          "give a comma-separated text file with a header row, or a .parquet file.") from None
     if frame.empty:
         raise ValueError(f"{path} has a header but no data rows; give one row per step.")
-    separator = next((c for c in (";", "\t", "|") if len(frame.columns) == 1 and c in str(frame.columns[0])), None)
+    only = str(frame.columns[0]) if len(frame.columns) == 1 else ""
+    separator = next((c for c in (";", "\t", "|") if c in only), None)
     if separator is not None:
         raise ValueError(f"{path} reads as one column {str(frame.columns[0])[:60]!r}: its fields are separated by "
                          f"{separator!r}, not commas; save it comma-separated, with decimal points (3.14, not 3,14).")

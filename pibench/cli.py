@@ -176,21 +176,28 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """(inode, modification time) of a file, None if there is none: a file replaced gets another."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
+
+
 def _fetch(args: argparse.Namespace) -> int:
     from pibench.data_loaders.fetch import fetch
-    from pibench.data_loaders.fingerprint import sha256_of
-    from pibench.data_loaders.paths import data_path, get_data_file
+    from pibench.data_loaders.paths import data_path
 
     url = args.url
     if url is not None and "://" not in url:  # a path: the copy of the file you have
         url = Path(url).expanduser().resolve().as_uri()
-    pinned = get_data_file(args.name).sha256
     there = data_path(args.name, args.data_dir)
-    published = bool(pinned and url is not None and not args.force and there.is_file()
-                     and sha256_of(there) == pinned.lower())  # fetch then leaves it as it is
+    before = _file_id(there)
     path = fetch(args.name, args.data_dir, url=url, force=args.force)
-    note = " (the published file was there already: --url was not read; --force replaces the file)" if published \
-        else ""
+    kept = before is not None and _file_id(path) == before  # fetch found the published file and left it
+    note = " (the published file was there already: --url was not read; --force replaces the file)" \
+        if kept and url is not None else ""
     print(f"{args.name}: {path}{note}")
     return 0
 

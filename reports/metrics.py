@@ -488,8 +488,6 @@ class Mismatch(NamedTuple):
 
     kind: str
     detail: str
-    #: the metric whose stated number differs from its recomputation (None: not one number)
-    metric: str | None = None
     #: whether this code's reading of the predictions decides it (a metric's definition, the columns it
     #: reads), so a record of other code may be outdated rather than edited
     this_codes_reading: bool = False
@@ -524,5 +522,5 @@ def metrics_mismatch(record: dict, frame) -> Mismatch | None:
             same = False
         if not same:
             return Mismatch("tampered", f"{name}: {_plain_repr(stated)} in the record, {_plain_repr(value)} from the "
-                                        "predictions", metric=name, this_codes_reading=True)
+                                        "predictions", this_codes_reading=True)
     return None

@@ -178,8 +178,8 @@ def write_summary(records: list[dict], results_dir: str | Path, statistics: pd.D
 # -- markdown --------------------------------------------------------------------------------------------------------
 
 def format_number(value: float, digits: int = 3, sign: str = "") -> str:
-    """``value`` with ``digits`` decimals, or with ``digits`` significant digits where those decimals would
-    show none of it (a length of 7.24e-09, not 0.000); ``sign`` "+" writes the sign of a difference."""
+    """``value`` with ``digits`` decimals, or with three significant digits where those decimals would show
+    none of it (a length of 7.24e-09, not 0.000); ``sign`` "+" writes the sign of a difference."""
     if value != 0 and math.isfinite(value) and abs(value) < 10 ** -digits:
         return f"{value:{sign}.2e}"  # three significant digits
     return f"{value:{sign}.{digits}f}"
