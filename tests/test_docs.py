@@ -102,6 +102,9 @@ def test_the_site_renders_in_headless_chromium(site):
     from selenium.webdriver.support.ui import WebDriverWait
     try:
         browser.get((site / "index.html").resolve().as_uri())
+        # under load the nav was once read before the page had it (an empty list): wait for it, as below
+        WebDriverWait(browser, 60).until(lambda b: b.execute_script(
+            "return document.readyState === 'complete' && document.querySelectorAll('nav a').length > 0"))
         nav = browser.execute_script("return Array.from(document.querySelectorAll('nav a')).map(a => a.textContent"
                                      ".trim())")
         browser.get((site / "reference" / "api.html").resolve().as_uri())
