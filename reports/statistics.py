@@ -2,10 +2,11 @@
 
 Per record (cached beside the store, checked like every cache): the resampling units
 and bootstrap replicates of its headline metrics (:mod:`pibench.reports.bootstrap_ci`)
-and the counts of the interval-forecast tests (:mod:`pibench.reports.interval_tests`).
+and the clusters of the interval-forecast tests (:mod:`pibench.reports.interval_tests`).
 Per table row (suite, dataset, alpha, method, setting) over its seeds: CIs of coverage,
-mean length and interval score (seeds resampled, then units), the tests on the pooled
-counts, and membership of the Model Confidence Set of its dataset. Per dataset: each
+mean length and interval score (seeds resampled, then units), the tests on the counts
+pooled over seeds (a time step's or sequence's seeds one cluster), and membership of
+the Model Confidence Set of its dataset. Per dataset: each
 row's Diebold-Mariano comparison with a reference row (:mod:`pibench.reports.comparisons`).
 The oracle is never the reference and never in an MCS: it is the truth, not a method.
 """
@@ -32,10 +33,10 @@ from pibench.reports.bootstrap_ci import (
     unit_values,
 )
 from pibench.reports.comparisons import diebold_mariano, model_confidence_set
-from pibench.reports.interval_tests import MissCounts, coverage_tests, joint_coverage_test, miss_counts
+from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 4
+STATS_VERSION = 5
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -49,14 +50,15 @@ LOSSES = {"winkler": "winkler", "interval_score": "winkler", "mean_length": "mea
 @dataclass(frozen=True)
 class RecordStatistics:
     """What one record contributes: its units' values (n, k), their replicates (REPS, k), the block length,
-    and its test counts (series: miss counts; sets: jointly covered and total sequences)."""
+    and the clusters of its tests (series: :func:`~pibench.reports.interval_tests.step_clusters`; sets: per
+    test sequence (1, jointly covered or not))."""
 
     task_id: str
     kind: str  # "series" or "set"
     units: np.ndarray
     draws: np.ndarray
     block: int
-    counts: tuple[int, ...]
+    clusters: np.ndarray
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -90,10 +92,10 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
     if dependent:
         width = len(frame["group"].unique())
         misses = ~((frame["y"] >= frame["lower"]) & (frame["y"] <= frame["upper"])).to_numpy().reshape(-1, width)
-        counts: tuple[int, ...] = miss_counts(misses).as_tuple()
+        clusters = step_clusters(misses)
     else:
-        counts = (int(units[:, 0].sum()), len(units))
-    return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, counts)
+        clusters = np.column_stack([np.ones(len(units), dtype=np.int64), units[:, 0].astype(np.int64)])
+    return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters)
 
 
 def _cache_path(cache_dir: Path, task_id: str) -> Path:
@@ -107,19 +109,19 @@ def _load_cached(path: Path, record: dict) -> RecordStatistics | None:
             return None
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
-            arrays = {name: z[name] for name in ("units", "draws", "counts")}
+            arrays = {name: z[name] for name in ("units", "draws", "clusters")}
     except (OSError, ValueError, KeyError):
         return None
     if meta.get("predictions_sha256") != record.get("predictions_sha256") or meta.get("sha256") != _arrays_sha256(
             arrays):
         return None
     stats = RecordStatistics(record["task_id"], meta["kind"], arrays["units"], arrays["draws"], int(meta["block"]),
-                             tuple(int(c) for c in arrays["counts"]))
+                             arrays["clusters"])
     return stats if stats.units.shape[1] == stats.draws.shape[1] == len(stats.metrics) else None
 
 
 def _store(path: Path, record: dict, stats: RecordStatistics) -> None:
-    arrays = {"units": stats.units, "draws": stats.draws, "counts": np.asarray(stats.counts, dtype=np.int64)}
+    arrays = {"units": stats.units, "draws": stats.draws, "clusters": stats.clusters}
     meta = {"predictions_sha256": record.get("predictions_sha256"), "kind": stats.kind, "block": stats.block,
             "sha256": _arrays_sha256(arrays)}
     try:
@@ -158,18 +160,29 @@ def _ci_columns(stats_kind: str, metrics: Iterable[str], low: np.ndarray, high: 
     return out
 
 
-def _test_columns(kind: str, counts: tuple[int, ...], alpha: float) -> dict[str, float]:
+def _test_columns(kind: str, clusters: np.ndarray, alpha: float) -> dict[str, float]:
+    """The p-values of a record's or row's tests, and the design effect of its misses (1: no clustering)."""
     if kind == "series":
-        tests = coverage_tests(MissCounts(*counts), alpha)
-        return {"p_uc": tests.p_uc, "p_ind": tests.p_ind, "p_cc": tests.p_cc}
-    return {"p_joint": joint_coverage_test(counts[0], counts[1], alpha)}
+        tests = clustered_coverage_tests(clusters, alpha)
+        return {"p_uc": tests.p_uc, "p_ind": tests.p_ind, "p_cc": tests.p_cc, "design_effect": tests.design_effect}
+    p, deff = clustered_joint_coverage_test(clusters[:, 1], clusters[:, 0], alpha)
+    return {"p_joint": p, "design_effect": deff}
+
+
+def row_clusters(members: list[RecordStatistics]) -> np.ndarray:
+    """A row's clusters: its seeds' summed step by step (sequence by sequence), the seeds of one step one
+    cluster; seeds over other units (never in a row of one dataset) side by side."""
+    arrays = [s.clusters for s in members]
+    if len({a.shape for a in arrays}) == 1:
+        return np.sum(arrays, axis=0)
+    return np.concatenate(arrays)
 
 
 def task_columns(record: dict, stats: RecordStatistics) -> dict[str, float]:
     """The summary columns of one task: CIs of its own replicates, its tests, its block length."""
     low, high = percentile_ci(stats.draws)
     return {**_ci_columns(stats.kind, stats.metrics, low, high),
-            **_test_columns(stats.kind, stats.counts, float(record["alpha"])), "block_length": stats.block}
+            **_test_columns(stats.kind, stats.clusters, float(record["alpha"])), "block_length": stats.block}
 
 
 # -- per row and per dataset ---------------------------------------------------------------------------------------
@@ -309,10 +322,9 @@ def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], in_mc
     kind = members[0][1].kind
     draws = seed_replicates([s.draws for _, s in members], _seed_of(json.dumps([str(k) for k in key])))
     low, high = percentile_ci(draws)
-    counts = tuple(map(sum, zip(*(s.counts for _, s in members))))
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
             **_ci_columns(kind, members[0][1].metrics, low, high),
-            **_test_columns(kind, counts, float(key[2])), "in_mcs": in_mcs}
+            **_test_columns(kind, row_clusters([s for _, s in members]), float(key[2])), "in_mcs": in_mcs}
 
 
 def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame], reference: str | None = None,

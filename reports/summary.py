@@ -220,8 +220,11 @@ def statistics_note(series: bool, sets: bool) -> str:
     units = [u for u, shown in (("test steps by the stationary block bootstrap, whole steps of a panel together",
                                  series), ("test sequences one by one", sets)) if shown]
     tests = [t for t, shown in (("p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence "
-                                 "and conditional coverage tests (counts pooled over series and seeds)", series),
-                                ("p joint: binomial test of joint coverage", sets)) if shown]
+                                 "and conditional coverage tests (counts pooled over series and seeds, a time step's "
+                                 "misses one cluster: each statistic divided by its design effect, Rao & Scott)",
+                                 series),
+                                ("p joint: binomial test of joint coverage (a sequence's seeds one cluster)", sets))
+             if shown]
     score = "the interval score" + (" (sets: per horizon at level alpha / H, Bonferroni's)" if sets else "")
     return (f"_A row over several seeds shows their means (counts rounded: n_infinite and n_test are per seed). "
             f"[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units; capped lengths). "
@@ -262,7 +265,7 @@ def _statistics_cells(table: pd.DataFrame, tests: tuple[str, ...]) -> pd.DataFra
 
 
 #: The row statistics the tables turn into cells (everything else of :mod:`pibench.reports.statistics`).
-STATISTICS_COLUMNS = ("p_uc", "p_ind", "p_cc", "p_joint", "block_length")
+STATISTICS_COLUMNS = ("p_uc", "p_ind", "p_cc", "p_joint", "block_length", "design_effect")
 
 
 def _counts(table: pd.DataFrame, columns=("seeds", "n_infinite", "n_test")) -> pd.DataFrame:

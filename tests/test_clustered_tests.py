@@ -1,0 +1,167 @@
+"""The interval-forecast tests on clustered misses (a panel's series, a row's seeds) and Diebold-Mariano on
+persistent loss differences: sizes checked by simulation against the truth (misses of known rate with a
+common shock per step, AR(1) differences of mean zero), invariants (identical seeds are one seed, one series
+keeps the plain tests) and hand computations; and where a user reads them (a row of several seeds on one CSV)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.signal import lfilter
+from scipy.stats import norm
+
+from pibench import run
+from pibench.reports.comparisons import andrews_lags, diebold_mariano, hac_lags, newey_west_lags
+from pibench.reports.interval_tests import (
+    clustered_coverage_tests,
+    clustered_joint_coverage_test,
+    counts_of,
+    coverage_tests,
+    design_effect,
+    joint_coverage_test,
+    miss_counts,
+    step_clusters,
+)
+
+
+def shocked_misses(n_steps: int, series: int, miss_rate: float, shared: float, rng: np.random.Generator) -> np.ndarray:
+    """(n_steps, series) misses of rate ``miss_rate``, independent over time, each step's series sharing a
+    Gaussian shock with correlation ``shared`` (a price spike that every hour of a day misses)."""
+    common = rng.standard_normal((n_steps, 1))
+    own = rng.standard_normal((n_steps, series))
+    return math.sqrt(shared) * common + math.sqrt(1 - shared) * own > norm.ppf(1 - miss_rate)
+
+
+def test_the_clusters_pool_to_the_plain_counts():
+    rng = np.random.default_rng(0)
+    for shape in ((50,), (40, 3), (2, 5), (1, 4)):
+        misses = rng.random(shape) < 0.3
+        assert counts_of(step_clusters(misses)) == miss_counts(misses)
+
+
+def test_the_design_effect_equals_a_hand_computation():
+    # p = 6 / 12; sum (x - n p)^2 = 0.25 + 2.25 + 0.25 + 2.25 = 5; p (1 - p) sum n = 3
+    assert design_effect([2, 0, 1, 3], [3, 3, 3, 3]) == pytest.approx(5 / 3, rel=1e-12)
+    assert design_effect([1, 0, 1, 1], [1, 1, 1, 1]) == 1.0  # one indicator per cluster: no clustering
+    assert design_effect([1, 2, 1, 2], [3, 3, 3, 3]) == 1.0  # less spread than independence: never below 1
+    assert design_effect([0, 0], [3, 3]) == 1.0
+
+
+def test_one_series_of_one_seed_keeps_the_plain_tests():
+    rng = np.random.default_rng(1)
+    misses = rng.random(700) < 0.12
+    plain = coverage_tests(miss_counts(misses), 0.1)
+    clustered = clustered_coverage_tests(step_clusters(misses), 0.1)
+    assert (clustered.p_uc, clustered.p_ind, clustered.p_cc) == (plain.p_uc, plain.p_ind, plain.p_cc)
+    assert clustered.design_effect == 1.0
+    covered = (rng.random(150) < 0.85).astype(int)
+    assert clustered_joint_coverage_test(covered, np.ones(150), 0.1) == (
+        joint_coverage_test(covered.sum(), 150, 0.1), 1.0)
+
+
+def test_identical_seeds_give_the_one_seeds_tests():
+    """Three seeds that miss alike are one seed's evidence, not three times it."""
+    rng = np.random.default_rng(2)
+    misses = rng.random(600) < 0.14
+    one = clustered_coverage_tests(step_clusters(misses), 0.1)
+    three = clustered_coverage_tests(3 * step_clusters(misses), 0.1)
+    assert three.design_effect == pytest.approx(3.0, rel=1e-12)
+    for name in ("p_uc", "p_ind", "p_cc"):
+        assert getattr(three, name) == pytest.approx(getattr(one, name), rel=1e-9), name
+    pooled = coverage_tests(miss_counts(np.column_stack([misses] * 3)), 0.1)
+    assert pooled.p_uc < one.p_uc / 10  # what counting them as independent claimed
+    covered = (rng.random(120) < 0.8).astype(int)
+    p_three, deff = clustered_joint_coverage_test(3 * covered, np.full(120, 3), 0.1)
+    assert deff == pytest.approx(3.0) and p_three == pytest.approx(joint_coverage_test(covered.sum(), 120, 0.1))
+
+
+def test_a_panel_with_a_shared_shock_holds_the_level_the_pooled_counts_miss():
+    """Ten series missing at the nominal 10%, each step's misses sharing a shock: the pooled counts reject
+    a true null most of the time, the clustered tests about 5% of it."""
+    rng = np.random.default_rng(3)
+    reps = 200
+    plain = {"uc": 0, "ind": 0}
+    clustered = {"uc": 0, "ind": 0, "cc": 0}
+    for _ in range(reps):
+        misses = shocked_misses(300, 10, 0.1, 0.7, rng)
+        before = coverage_tests(miss_counts(misses), 0.1)
+        after = clustered_coverage_tests(step_clusters(misses), 0.1)
+        plain["uc"] += before.p_uc < 0.05
+        plain["ind"] += before.p_ind < 0.05
+        clustered["uc"] += after.p_uc < 0.05
+        clustered["ind"] += after.p_ind < 0.05
+        clustered["cc"] += after.p_cc < 0.05
+    assert plain["uc"] / reps > 0.2 and plain["ind"] / reps > 0.1, plain  # about 31% and 20%
+    for name, count in clustered.items():
+        assert count / reps <= 0.1, (name, clustered)
+
+
+def test_independent_series_keep_the_power_of_the_pooled_counts():
+    """Without a shared shock the design effect is about 1: ten series at 14% misses (asked 10%) reject."""
+    rng = np.random.default_rng(4)
+    rejected = 0
+    for _ in range(50):
+        misses = shocked_misses(300, 10, 0.14, 0.0, rng)
+        tests = clustered_coverage_tests(step_clusters(misses), 0.1)
+        assert tests.design_effect < 1.3
+        rejected += tests.p_uc < 0.05
+    assert rejected >= 45
+
+
+def test_andrews_lag_follows_its_formula_on_a_long_ar1():
+    rho, n = 0.8, 20000
+    d = lfilter([1.0], [1.0, -rho], np.random.default_rng(5).standard_normal(n))
+    a = 4 * rho ** 2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
+    expected = 1.1447 * (a * n) ** (1 / 3) - 1  # 83
+    assert abs(andrews_lags(d) - expected) <= 0.15 * expected
+    white = np.random.default_rng(6).standard_normal(3000)
+    assert hac_lags(white) == newey_west_lags(3000) == 8  # never fewer lags than the usual rule
+    assert hac_lags(np.r_[0.0, 1.0, 0.0, 1.0]) <= 2  # at most n - 2
+
+
+def test_diebold_mariano_holds_its_level_on_persistent_loss_differences():
+    """AR(1) differences of mean zero (rho 0.9, as the scores of sliding-window methods): the usual lag
+    rejects about a quarter of the time at 5%; the lag of Andrews' bandwidth near the level."""
+    rng = np.random.default_rng(7)
+    reps, n = 200, 1000
+    rejected = 0
+    with_usual_lag = 0
+    import statsmodels.api as sm
+    from scipy.stats import t as student_t
+
+    for _ in range(reps):
+        d = lfilter([1.0], [1.0, -0.9], rng.standard_normal(n))
+        rejected += diebold_mariano(d, np.zeros(n)).p_value < 0.05
+        se = sm.OLS(d, np.ones(n)).fit(cov_type="HAC", cov_kwds={"maxlags": newey_west_lags(n)}).bse[0]
+        with_usual_lag += 2 * student_t.sf(abs(d.mean() / se * math.sqrt((n - 1) / n)), n - 1) < 0.05
+    assert with_usual_lag / reps > 0.15, with_usual_lag
+    assert rejected / reps <= 0.13, rejected
+    shifted = lfilter([1.0], [1.0, -0.9], rng.standard_normal(n)) + 2.0  # a real difference is still found
+    assert diebold_mariano(shifted, np.zeros(n)).p_value < 0.01
+
+
+def test_a_row_of_seeds_that_miss_alike_reads_as_one_seed(tmp_path):
+    """One CSV series (the same data for every seed) and a method whose intervals do not depend on the seed:
+    the row's tests over three seeds are each task's, its design effect 3."""
+    rng = np.random.default_rng(8)
+    y = lfilter([1.0], [1.0, -0.6], rng.standard_normal(700))
+    pd.DataFrame({"step": np.arange(700), "y": y}).to_csv(tmp_path / "series.csv", index=False)
+    (tmp_path / "suite.toml").write_text(f"""
+name = "seeds"
+seeds = [0, 1, 2]
+protocol = {{ kind = "online", window = 200, retrain_every = 100 }}
+[[datasets]]
+name = "csv"
+params = {{ path = "{tmp_path / 'series.csv'}", target = "y", time = "step", test_fraction = 0.6 }}
+[[methods]]
+name = "aci"
+params = {{ base = "linear", gamma = 0.0 }}
+""")
+    results = run(tmp_path / "suite.toml", results_dir=tmp_path / "r", progress=False)
+    tasks = pd.read_csv(tmp_path / "r" / "summary.csv")
+    assert len(tasks) == 3 and tasks["coverage"].nunique() == 1 and (tasks["design_effect"] == 1.0).all()
+    row = results.statistics.rows.iloc[0]
+    assert row["seeds"] == 3 and row["design_effect"] == pytest.approx(3.0)
+    for name in ("p_uc", "p_ind", "p_cc"):
+        assert row[name] == pytest.approx(tasks[name].iloc[0], rel=1e-9), name
