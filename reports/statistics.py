@@ -320,7 +320,8 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], in_mcs: bool | None) -> dict:
     kind = members[0][1].kind
-    draws = seed_replicates([s.draws for _, s in members], _seed_of(json.dumps([str(k) for k in key])))
+    draws = seed_replicates([s.units for _, s in members], [s.draws for _, s in members], kind == "series",
+                            _seed_of(json.dumps([str(k) for k in key])))
     low, high = percentile_ci(draws)
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
             **_ci_columns(kind, members[0][1].metrics, low, high),

@@ -227,7 +227,8 @@ def statistics_note(series: bool, sets: bool) -> str:
              if shown]
     score = "the interval score" + (" (sets: per horizon at level alpha / H, Bonferroni's)" if sets else "")
     return (f"_A row over several seeds shows their means (counts rounded: n_infinite and n_test are per seed). "
-            f"[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units; capped lengths). "
+            f"[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units, the same for every "
+            f"seed; capped lengths). "
             f"{', '.join(tests)}; * rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on "
             f"{score} (the oracle is not compared)._\n")
 

@@ -47,10 +47,10 @@ def test_the_block_bootstrap_ci_covers_dependent_coverage_where_the_iid_one_does
 def test_seed_replicates_resample_seeds_then_units():
     one = np.full((1000, 1), 0.90)
     other = np.full((1000, 1), 0.80)
-    draws = seed_replicates([one, other], seed=0)
+    draws = seed_replicates([one, other], [one, other], True, seed=0)
     assert set(np.round(np.unique(draws), 6)) <= {0.8, 0.85, 0.9}  # two seeds drawn with replacement
     assert 0.2 < np.mean(np.isclose(draws, 0.85)) < 0.8
-    assert np.array_equal(seed_replicates([one], seed=0), one)
+    assert np.array_equal(seed_replicates([one], [one], True, seed=0), one)
 
 
 def test_christoffersen_equals_a_hand_computation():
