@@ -82,6 +82,8 @@ def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | No
     else:
         index = {"item": np.repeat(np.arange(n), k), "sequence": np.repeat(problem.sequence_ids(), k),
                  "horizon": np.tile(np.arange(1, k + 1), n)}
+        if problem.test_clusters is not None:
+            index["cluster"] = np.repeat(np.asarray(problem.test_clusters), k)
     return pd.DataFrame({**index, "y": out.y.ravel(), "lower": out.lower.ravel(),
                          "upper": out.upper.ravel(), "point": out.point.ravel(), **extra})
 

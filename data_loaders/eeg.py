@@ -98,8 +98,13 @@ def eeg_problem(
         n_cal = int(calibration_fraction * n_trials) * channels
     x = np.concatenate([x_train, x_test])
     y = np.concatenate([y_train, y_test])
+    # a test trial's channels move together: the trial (subject, number) is the independent unit
+    trials = [f"{subject} trial {number}" for subject, number in zip(test["subject"][keep_test],
+                                                                      test["trial"][keep_test])]
+    clusters = np.r_[np.full(n, ""), np.repeat(trials, len(x_test) // len(test_values))]
     return SetProblem.from_indices(
         "eeg", x, y, train=perm[n_cal:], calibration=perm[:n_cal], test=np.arange(n, n + len(x_test)),
+        clusters=clusters,
         metadata={"source": str(path), "train_trials": len(train_values), "test_trials": len(test_values),
                   "drop_duplicate_trials": drop_duplicate_trials, "calibration_split": calibration_split,
                   "dropped_duplicate_test_trials": int(((test["subject_class"] == "c") & ~keep_test).sum())},

@@ -54,6 +54,8 @@ def problem_fingerprint(problem: Problem) -> str:
             _add_array(h, f"{split}.y", data.y)
         if problem.test_ids is not None:  # only sources that name their sequences (older fingerprints stay)
             _add_array(h, "test_ids", np.array([str(i) for i in problem.test_ids]))
+        if problem.test_clusters is not None:  # they decide the statistics' units
+            _add_array(h, "test_clusters", np.array([str(c) for c in problem.test_clusters]))
     return h.hexdigest()[:20]
 
 

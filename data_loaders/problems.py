@@ -168,10 +168,15 @@ class SetProblem:
     test: SetData
     metadata: dict = field(default_factory=dict)
     test_ids: tuple | None = None  # the test sequences' ids in the source, when it names them
+    #: the independent unit each test sequence belongs to, where sequences come in groups that move together
+    #: (EEG: a trial's 64 channels); None: every sequence is its own. The bootstrap and the tests resample
+    #: and count whole groups (:mod:`pibench.reports.bootstrap_ci`).
+    test_clusters: tuple | None = None
 
     def __post_init__(self) -> None:
-        if self.test_ids is not None and len(self.test_ids) != self.test.n:
-            raise ValueError(f"{self.name}: {len(self.test_ids)} test ids for {self.test.n} test sequences.")
+        for name, labels in (("test ids", self.test_ids), ("test clusters", self.test_clusters)):
+            if labels is not None and len(labels) != self.test.n:
+                raise ValueError(f"{self.name}: {len(labels)} {name} for {self.test.n} test sequences.")
         shapes = {(s.x.shape[1:], s.horizon) for s in (self.train, self.calibration, self.test)}
         if len(shapes) != 1:
             raise ValueError(
@@ -185,14 +190,17 @@ class SetProblem:
 
     @classmethod
     def from_indices(cls, name: str, x: np.ndarray, y: np.ndarray, train, calibration, test,
-                     metadata: dict | None = None, ids=None) -> SetProblem:
-        """Split sequences x (n, T, d) / y (n, H) by three index arrays; ``ids`` (n,) name the sequences."""
+                     metadata: dict | None = None, ids=None, clusters=None) -> SetProblem:
+        """Split sequences x (n, T, d) / y (n, H) by three index arrays; ``ids`` (n,) name the sequences,
+        ``clusters`` (n,) the groups they come in (:attr:`test_clusters`)."""
         def part(idx) -> SetData:
             return SetData(x[np.asarray(idx)], y[np.asarray(idx)])
 
-        test_ids = None if ids is None else tuple(np.asarray(ids)[np.asarray(test)].tolist())
+        def of_test(labels):
+            return None if labels is None else tuple(np.asarray(labels)[np.asarray(test)].tolist())
+
         return cls(name, part(train), part(calibration), part(test), metadata=dict(metadata or {}),
-                   test_ids=test_ids)
+                   test_ids=of_test(ids), test_clusters=of_test(clusters))
 
     def sequence_ids(self) -> np.ndarray:
         """(n_test,) the test sequences' ids, or their positions in the test part when the source has none."""

@@ -239,6 +239,8 @@ class IntervalMethod(ABC):
 _REGISTRY: dict[str, type[IntervalMethod]] = {}
 
 M = TypeVar("M", bound=type[IntervalMethod])
+#: The problem shapes a method can serve (:attr:`IntervalMethod.shape`).
+SHAPES = ("series", "set", "any")
 
 
 #: Called before a class from outside pibench is registered: the ``pibench`` package adds the import of the
@@ -259,6 +261,9 @@ def register(cls: M) -> M:
     """
     if not cls.name:
         raise ValueError(f"{cls.__qualname__} must set a non-empty class attribute `name`.")
+    if cls.shape not in SHAPES:
+        raise ValueError(f"{cls.__qualname__}.shape = {cls.shape!r}: give one of {', '.join(map(repr, SHAPES))} "
+                         "(a method for series, for sets of sequences, or for both).")
     if not is_pibench_class(cls):  # pibench's names first: a clash with one is refused here, not by a later run
         for hook in BEFORE_OUTSIDE_REGISTRATION:
             hook()

@@ -9,13 +9,16 @@ A record's predictions are first reduced to one value per resampling unit and me
   horizons are covered (joint coverage), the mean hit, capped length and interval
   score over its horizons, and the interval score at the per-horizon level alpha / H
   (the level of Bonferroni's per-horizon intervals, which the set methods aim at).
+  Where the dataset groups its sequences (``cluster`` in the predictions: EEG's 64
+  channels of a trial move together), the unit is a group, its values the sums over its
+  sequences times (groups / sequences), so that their mean is the mean over sequences.
 
 Steps of a series are serially dependent, so they are resampled by the stationary
 bootstrap of Politis & Romano (1994), ``arch.bootstrap.StationaryBootstrap``, with the
 mean block length of Politis & White (2004) with Patton, Politis & White's (2009)
 correction (``arch.bootstrap.optimal_block_length``): the largest over the metrics,
 at least 1 and at most a quarter of the steps. Test sequences are exchangeable and
-resampled one by one (``IIDBootstrap``). Each replicate is the mean of the resampled
+resampled one by one, or by group (``IIDBootstrap``). Each replicate is the mean of the resampled
 units, the CI the percentile interval at :data:`CI_LEVEL`.
 
 Several seeds: a row's replicate resamples the seeds (with replacement) and then the
@@ -61,10 +64,31 @@ def unit_values(frame: pd.DataFrame, alpha: float, cap: tuple[float, float]) -> 
     capped_lo, capped_up = cap_bounds(lo, up, cap)
     columns = [hit.mean(axis=1), (capped_up - capped_lo).mean(axis=1),
                interval_scores(y, lo, up, alpha, cap).mean(axis=1)]
-    if not series:
-        columns.insert(0, hit.min(axis=1))  # a sequence is jointly covered when every horizon is
-        columns.append(interval_scores(y, lo, up, alpha / width, cap).mean(axis=1))
-    return np.column_stack(columns), series
+    if series:
+        return np.column_stack(columns), series
+    columns.insert(0, hit.min(axis=1))  # a sequence is jointly covered when every horizon is
+    columns.append(interval_scores(y, lo, up, alpha / width, cap).mean(axis=1))
+    return by_cluster(np.column_stack(columns), sequence_clusters(frame)), series
+
+
+def sequence_clusters(frame: pd.DataFrame) -> np.ndarray | None:
+    """(n_sequences,) the group of each test sequence of a set's predictions, numbered in order of first
+    appearance; None where the dataset names none (every sequence its own unit)."""
+    if "cluster" not in frame.columns:
+        return None
+    labels = frame["cluster"].to_numpy()[frame["horizon"].to_numpy() == 1]
+    return pd.factorize(labels)[0]
+
+
+def by_cluster(values: np.ndarray, clusters: np.ndarray | None) -> np.ndarray:
+    """Per-sequence ``values`` (n, k) as per-group units (C, k): each group's sum times C / n, whose mean is the
+    mean over sequences (module docstring); unchanged without groups."""
+    if clusters is None:
+        return values
+    n_clusters = int(clusters.max()) + 1
+    sums = np.zeros((n_clusters, values.shape[1]))
+    np.add.at(sums, clusters, values)
+    return sums * (n_clusters / len(values))
 
 
 def block_length(values: np.ndarray) -> int:

@@ -30,6 +30,7 @@ from pibench.reports.bootstrap_ci import (
     percentile_ci,
     replicates,
     seed_replicates,
+    sequence_clusters,
     unit_values,
 )
 from pibench.reports.comparisons import diebold_mariano, model_confidence_set
@@ -51,7 +52,7 @@ LOSSES = {"winkler": "winkler", "interval_score": "winkler", "mean_length": "mea
 class RecordStatistics:
     """What one record contributes: its units' values (n, k), their replicates (REPS, k), the block length,
     and the clusters of its tests (series: :func:`~pibench.reports.interval_tests.step_clusters`; sets: per
-    test sequence (1, jointly covered or not))."""
+    test sequence, or group of sequences where the dataset names them, (sequences, jointly covered))."""
 
     task_id: str
     kind: str  # "series" or "set"
@@ -93,8 +94,12 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
         width = len(frame["group"].unique())
         misses = ~((frame["y"] >= frame["lower"]) & (frame["y"] <= frame["upper"])).to_numpy().reshape(-1, width)
         clusters = step_clusters(misses)
-    else:
-        clusters = np.column_stack([np.ones(len(units), dtype=np.int64), units[:, 0].astype(np.int64)])
+    else:  # per group of sequences (each sequence its own without): its sequences and those jointly covered
+        y, lo, up = (frame[c].to_numpy(float).reshape(-1, int(frame["horizon"].max())) for c in ("y", "lower", "upper"))
+        joint = ((y >= lo) & (y <= up)).all(axis=1)
+        groups = sequence_clusters(frame)
+        groups = np.arange(len(joint)) if groups is None else groups
+        clusters = np.column_stack([np.bincount(groups), np.bincount(groups, weights=joint)]).astype(np.int64)
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters)
 
 

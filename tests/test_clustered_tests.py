@@ -199,3 +199,50 @@ def test_a_row_of_seeds_keeps_the_spread_between_them():
     width_alike, _ = _row_ci_width_and_hit([common] * 3, 0.9, 0)
     width_apart, _ = _row_ci_width_and_hit(apart, 0.9, 0)
     assert width_apart > 1.3 * width_alike
+
+
+def _set_frame(covered_by_sequence: np.ndarray, clusters: np.ndarray | None, horizon: int = 2) -> pd.DataFrame:
+    """A set task's predictions whose sequences are jointly covered as given (every horizon in or out)."""
+    n = len(covered_by_sequence)
+    hit = np.repeat(covered_by_sequence.astype(bool), horizon)
+    frame = pd.DataFrame({"item": np.repeat(np.arange(n), horizon), "sequence": np.repeat(np.arange(n), horizon),
+                          "horizon": np.tile(np.arange(1, horizon + 1), n), "y": np.where(hit, 0.0, 5.0),
+                          "lower": -1.0, "upper": 1.0, "point": 0.0})
+    if clusters is not None:
+        frame["cluster"] = np.repeat(clusters, horizon)
+    return frame
+
+
+def test_sequences_that_come_in_groups_are_resampled_as_groups():
+    """Trials of 16 channels that are covered or missed together (EEG's channels move together): the CI of
+    joint coverage holds the truth about 90% of the time with the groups, far less counting channels apart."""
+    from pibench.reports.bootstrap_ci import percentile_ci, replicates, unit_values
+
+    rng = np.random.default_rng(11)
+    held = {"groups": 0, "sequences": 0}
+    for rep in range(100):
+        trials = rng.random(60) < 0.9
+        covered = np.repeat(trials, 16)
+        labels = np.repeat([f"s trial {i}" for i in range(60)], 16)
+        for name, clusters in (("groups", labels), ("sequences", None)):
+            units, dependent = unit_values(_set_frame(covered, clusters), 0.1, (-10.0, 10.0))
+            assert units[:, 0].mean() == pytest.approx(covered.mean())  # the groups' mean is the sequences'
+            low, high = percentile_ci(replicates(units, dependent, rep, reps=400)[0])
+            held[name] += low[0] <= 0.9 <= high[0]
+    assert 0.8 <= held["groups"] / 100 <= 0.97, held
+    assert held["sequences"] / 100 < 0.6, held
+
+
+def test_the_joint_coverage_test_counts_a_group_once():
+    """The binomial test of joint coverage divides its counts by the groups' design effect: 40 trials of 8
+    channels each covered together test as 40 sequences would (a group of sizes 8 is 8 times the count)."""
+    from pibench.reports.statistics import _compute
+
+    covered = np.repeat(np.arange(40) % 5 != 0, 8)  # 32 of 40 trials covered: 80% against 90%
+    frame = _set_frame(covered, np.repeat(np.arange(40), 8))
+    record = {"task_id": "t", "alpha": 0.1, "length_cap": [-10.0, 10.0], "config": {"seed": 0}}
+    stats = _compute(record, frame)
+    assert stats.clusters.tolist() == [[8, 8 * int(c)] for c in covered[::8]]
+    p, deff = clustered_joint_coverage_test(stats.clusters[:, 1], stats.clusters[:, 0], 0.1)
+    assert deff == pytest.approx(8.0) and p == pytest.approx(joint_coverage_test(32, 40, 0.1))
+    assert joint_coverage_test(256, 320, 0.1) < p / 100  # what counting every channel claimed

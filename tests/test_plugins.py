@@ -74,6 +74,23 @@ def test_register_rejects_a_name_clash():
         base.register(Clash)
 
 
+def test_register_refuses_an_unknown_shape_naming_the_three():
+    """A typo ("sets") used to pass registration and end a later run in a KeyError traceback."""
+    class Typo(base.IntervalMethod):
+        name = "shape_typo_method"
+        shape = "sets"  # type: ignore[assignment]
+
+        def fit(self, data, calibration=None):
+            return self
+
+        def predict_interval(self, X):
+            raise NotImplementedError
+
+    with pytest.raises(ValueError, match=r"Typo.shape = 'sets': give one of 'series', 'set', 'any'"):
+        base.register(Typo)
+    assert "shape_typo_method" not in base.registered_methods()
+
+
 def test_a_plugin_distribution_is_listed_and_runs(tmp_path):
     """A tiny installed distribution (its module and dist-info with the entry point) on the path of a
     fresh interpreter: `pibench list` shows its method and a run uses it."""

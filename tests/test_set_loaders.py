@@ -89,6 +89,13 @@ def test_eeg_has_the_papers_counts_and_drops_duplicates_on_request(shared_data_d
                          for s, t, v in zip(z["test_subject"], z["test_trial"], z["test_values"])])
     assert twin.sum() == 17
     np.testing.assert_array_equal(deduplicated.test.y, p.test.y[np.repeat(~twin, 64)])
+    # a test trial's 64 channels are one unit of the statistics: its subject and number, channels consecutive
+    clusters = np.asarray(p.test_clusters).reshape(300, 64)
+    assert (clusters == clusters[:, :1]).all() and len(set(clusters[:, 0])) == 300
+    with np.load(shared_data_dir / DATASET_FILES["eeg"].relpath) as z:
+        control = z["test_subject_class"] == "c"
+        assert clusters[0, 0] == f"{z['test_subject'][control][0]} trial {z['test_trial'][control][0]}"
+    assert len(set(deduplicated.test_clusters)) == 283
 
 
 def test_eeg_calibration_by_trial_holds_out_whole_trials(shared_data_dir):
