@@ -218,7 +218,8 @@ def _seed_means(rows: pd.DataFrame, metrics: list[str], statistics: pd.DataFrame
 def statistics_note(series: bool, sets: bool) -> str:
     """The footnote of the tables with statistics, naming the tests of the kinds of rows shown."""
     units = [u for u, shown in (("test steps by the stationary block bootstrap, whole steps of a panel together",
-                                 series), ("test sequences one by one, EEG's 64 channels of a trial together", sets)) if shown]
+                                 series), ("test sequences one by one, EEG's 64 channels of a trial together", sets))
+             if shown]
     tests = [t for t, shown in (("p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence "
                                  "and conditional coverage tests (counts pooled over series and seeds, a time step's "
                                  "misses one cluster: each statistic divided by its design effect, Rao & Scott)",
