@@ -407,6 +407,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     with store.lock():
         folder = store.folder_id()
         why = {t.task_id: store.why_not_done(t.task_id) for t in tasks}
+        store.mark_requested([t.task_id for t in tasks])
         todo = [t for t in tasks if why[t.task_id] is not None]
         redone = _why_again(todo, why, store)
         executed: list[dict] = []
@@ -442,7 +443,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         store.check_kept(folder, [r["task_id"] for r in executed])
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
                    if "plugin" in t.bound_identity}
-        current, _ = select_current(store.records(), code_version(), plugins)
+        current, _ = select_current(store.records(), code_version(), plugins, store.requested())
         statistics = compute_statistics(current, store.predictions, store.statistics_cache)
         summary = write_summary(current, Path(results_dir), statistics.tasks)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary, notes=notes,

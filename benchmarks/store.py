@@ -269,6 +269,29 @@ class ResultsStore:
         """Every complete record in the store (finished or failed)."""
         return self.scan()[0]
 
+    @property
+    def requested_path(self) -> Path:
+        return self.root / "requested.json"
+
+    def mark_requested(self, task_ids: list[str]) -> None:
+        """Note that a run asked for ``task_ids`` now (run or found done): the tables then show the
+        configuration the latest run asked for, not a newer record of another (:mod:`pibench.reports.selection`)."""
+        now = datetime.now(UTC).isoformat(timespec="milliseconds")
+        marks = {**self.requested(), **dict.fromkeys(task_ids, now)}
+        text = json.dumps(marks, indent=0, sort_keys=True)
+        atomic_write(self.requested_path, lambda p: Path(p).write_text(text))
+
+    def requested(self) -> dict[str, str]:
+        """task id -> when a run last asked for it; empty if never or unreadable. It only orders the verified
+        records of one table row (which configuration is the latest asked for), never a number."""
+        try:
+            marks = json.loads(self.requested_path.read_text())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(marks, dict):
+            return {}
+        return {str(k): v for k, v in marks.items() if isinstance(v, str)}
+
     def predictions(self, task_id: str) -> pd.DataFrame:
         return pd.read_parquet(self.predictions_path(task_id))
 

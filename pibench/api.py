@@ -273,8 +273,9 @@ def load_results(results_dir: str | Path = "results") -> Results:
     if not Path(results_dir).is_dir():
         raise ValueError(f"results dir {results_dir} does not exist; give the folder a run wrote (pibench run "
                          f"--results-dir {results_dir} writes one).")
-    records, unreadable = ResultsStore(results_dir).scan()
-    current, superseded = select_current(records, code_version(), _loaded_plugin_code(records))
+    store = ResultsStore(results_dir)
+    records, unreadable = store.scan()
+    current, superseded = select_current(records, code_version(), _loaded_plugin_code(records), store.requested())
     left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
     left_out += [f"task {s.task_id}: {s.reason}" for s in superseded]
     by_id = {r["task_id"]: r for r in records}

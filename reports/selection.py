@@ -7,7 +7,9 @@ A table row is a suite entry at one miscoverage level (suite, dataset, method,
 setting, alpha) over its seeds, and it shows one configuration computed by one
 code: the current code's if it has records (pibench's code version, and the
 plugin source of the method as loaded now, where known), else the newest; among
-those configurations, the newest. Within it, each seed's finished record before a
+those configurations, the one a run asked for last (a run notes the tasks it asks
+for, run or found done: the full suite after its ``--quick`` variant shows the full
+suite again), else the newest. Within it, each seed's finished record before a
 failed one, then the newest. Records whose data file on disk no longer has the
 checksum they were computed on are left out first. Everything left out is
 returned with the reason.
@@ -66,14 +68,16 @@ def _data_of(record: dict) -> object:
     return (record.get("identity") or {}).get("data", record.get("data_fingerprint"))
 
 
-def select_current(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None
-                   ) -> tuple[list[dict], list[LeftOut]]:
+def select_current(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None,
+                   requested: dict[str, str] | None = None) -> tuple[list[dict], list[LeftOut]]:
     """(the records the tables show, the ones left out with why); see the module docstring.
 
     ``plugins``: method name -> the code identity of its class as loaded now
     (:func:`pibench.methods.code_identity.method_code_identity`), for the methods defined outside pibench.
+    ``requested``: task id -> when a run last asked for it (:meth:`~pibench.benchmarks.store.ResultsStore.requested`).
     """
     plugins = plugins or {}
+    requested = requested or {}
     checksums: dict[str, str | None] = {}
     left_out: list[LeftOut] = []
     rows: dict[tuple[object, ...], list[dict]] = {}
@@ -88,7 +92,8 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
         newest: dict[tuple[str, str, str], str] = {}
         for record in group:
             variant = _variant(record)
-            newest[variant] = max(newest.get(variant, ""), record.get("started_at") or "")
+            latest = max(record.get("started_at") or "", requested.get(record["task_id"], ""))
+            newest[variant] = max(newest.get(variant, ""), latest)
         loaded = plugins.get(group[0]["method"])
         loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
 
@@ -100,8 +105,9 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
         seeds: dict = {}
         for record in sorted(group, key=lambda r: (r["status"] == "ok", r.get("started_at") or ""), reverse=True):
             if _variant(record) != pick:
-                left_out.append(LeftOut(record["task_id"], f"superseded: the table shows this suite entry's newest "
-                                                           f"configuration and code ({_why_other(record, pick)} here)"))
+                left_out.append(LeftOut(record["task_id"], f"superseded: the table shows this suite entry's "
+                                                           "configuration a run asked for last and its code "
+                                                           f"({_why_other(record, pick)} here)"))
             elif record["seed"] in seeds:
                 kept = seeds[record["seed"]]
                 same = ("same configuration, code and seed" if _data_of(record) == _data_of(kept) else

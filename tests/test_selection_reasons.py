@@ -19,3 +19,35 @@ def test_a_record_of_the_same_seed_on_other_data_is_left_out_saying_the_data_dif
     assert out.task_id == "old" and "superseded by task new" in out.reason and "its data differ" in out.reason
     _, same_data = select_current([record("old", "fp-a", "2026-01-01"), record("new", "fp-a", "2026-01-02")], "v1")
     assert same_data[0].reason == "superseded by task new (same configuration, code and seed)"
+
+
+def test_the_full_suite_after_its_quick_variant_shows_the_full_suite_again(tmp_path):
+    """Run, --quick, run again into one folder: the third run finds every task done, and its table (and a later
+    report) show the full suite's records, not the newer quick ones (they did before)."""
+    import pandas as pd
+
+    from pibench import load_results, run
+
+    (tmp_path / "s.toml").write_text("""
+name = "s"
+protocol = { kind = "online", window = 100, retrain_every = 50 }
+[[datasets]]
+name = "ar"
+params = { n_train = 150, n_test = 200 }
+quick = { params = { n_test = 120 } }
+[[methods]]
+name = "aci"
+params = { base = "linear" }
+""")
+    folder = tmp_path / "r"
+    sizes = []
+    for quick in (False, True, False):
+        results = run(tmp_path / "s.toml", quick=quick, results_dir=folder, progress=False)
+        sizes.append((results.run_report.skipped, int(pd.read_csv(folder / "summary.csv")["n_test"].iloc[0]),
+                      int(results.summary["n_test"].iloc[0])))
+    assert sizes == [(0, 200, 200), (0, 120, 120), (1, 200, 200)]
+    report = load_results(folder)
+    assert int(report.summary["n_test"].iloc[0]) == 200
+    assert any("asked for last" in line for line in report.left_out)
+    (folder / "requested.json").write_text("[not a mapping")  # unreadable: the newest record, as before
+    assert int(load_results(folder).summary["n_test"].iloc[0]) == 120
