@@ -61,13 +61,24 @@ def check_protocol(protocol: dict) -> None:
     unknown = sorted(set(protocol) - set(allowed))
     found = [f"protocol has no key(s) {unknown}; it takes {allowed}."] if unknown else []
     for check, arguments in ((check_arguments, (series_schedule, {k: v for k, v in protocol.items() if k in allowed},
-                                                "protocol")), (_check_kind, (protocol.get("kind", "online"),))):
+                                                "protocol")), (_check_kind, (protocol.get("kind", "online"),)),
+                             (_check_counts, (protocol,))):
         try:
             check(*arguments)
         except ValueError as exc:
             found.append(str(exc))
     if found:
         raise ValueError(" ".join(dict.fromkeys(found)))
+
+
+def _check_counts(protocol: dict) -> None:
+    """The counts of a protocol that must be at least 1, whatever the data (a window of 0 or less is no window)."""
+    low = [f"{key}={protocol[key]!r}" for key in ("window", "retrain_every", "test_steps")
+           if isinstance(protocol.get(key), (int, float)) and not isinstance(protocol[key], bool) and protocol[key] < 1]
+    if low:
+        raise ValueError(f"protocol {', '.join(low)}: each must be at least 1 (window: the steps each fit sees; "
+                         "retrain_every: 1 refits at every step, as in the paper; test_steps: how many test steps "
+                         "to use).")
 
 
 def _check_kind(kind) -> None:

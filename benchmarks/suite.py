@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from pibench.benchmarks.protocols import check_protocol
 from pibench.benchmarks.shipping import ShippedClass
 from pibench.data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
 from pibench.data_loaders.validation import check_alpha, did_you_mean
@@ -241,7 +242,13 @@ def _schema_problems(suite: dict) -> list[str]:
     problems = _table_problems(suite, _SUITE_KEYS, "top level")
     quick = suite.get("quick", {})
     problems += _table_problems(quick if isinstance(quick, dict) else {}, _SUITE_KEYS, "[quick]")
+    # a protocol that meets a series dataset is checked with its tasks (every problem of the run in one go);
+    # the others here, so that none is dropped unread
+    given = suite.get("datasets")
+    series = any(isinstance(d, dict) and isinstance(d.get("name"), str) and not _is_set_dataset(d["name"])
+                 for d in (given if isinstance(given, list) else []))
     for where, table in (("top level", suite), ("[quick]", quick if isinstance(quick, dict) else {})):
+        problems += [] if series else _protocol_problems(table, where)
         if isinstance(table.get("seeds"), list):
             problems += [f"{where}: {p}" for p in _checked(check_seeds, table["seeds"])]
         if isinstance(table.get("alpha"), (int, float, list)) and not isinstance(table.get("alpha"), bool):
@@ -263,6 +270,16 @@ def _schema_problems(suite: dict) -> list[str]:
                 problems += _table_problems(entry_quick, {**allowed, **_QUICK_ONLY}, f"{where} quick")
             check_name = get_method if kind == "methods" else check_dataset_name
             problems += [f"{where}: {p}" for p in _checked(check_name, entry["name"])]
+            quick_table = entry_quick if isinstance(entry_quick, dict) else {}
+            for table, part in ((entry, where), (quick_table, f"{where} quick")):
+                if kind == "methods" and not series:
+                    problems += _protocol_problems(table, part)
+                if kind == "datasets" and "protocol" in table and _is_set_dataset(entry["name"]):
+                    problems.append(f"{part}: {entry['name']} holds sets of sequences, which take no protocol (their "
+                                    "train / calibration / test split is set by the dataset's params); remove "
+                                    "protocol.")
+                if kind == "methods":
+                    problems += _params_and_grid_problems(table, part)
             if kind == "methods":
                 for table in (entry, entry_quick if isinstance(entry_quick, dict) else {}):
                     keys = [*(table.get("params") or {}), *(table.get("grid") or {})]
@@ -272,6 +289,34 @@ def _schema_problems(suite: dict) -> list[str]:
                 if not isinstance(values, list) or not values:
                     problems.append(f"{where}: grid {key} = {values!r} must be a non-empty list.")
     return list(dict.fromkeys(problems))
+
+
+def _protocol_problems(table: dict, where: str) -> list[str]:
+    """The problems of a table's ``protocol`` (keys, types, kind, counts)."""
+    protocol = table.get("protocol")
+    if not isinstance(protocol, dict):
+        return []  # a protocol of another type is the key check's
+    return [f"{where}: {p}" for p in _checked(check_protocol, protocol)]
+
+
+def _is_set_dataset(name: str) -> bool:
+    try:
+        return check_dataset_name(name).shape == "set"
+    except ValueError:
+        return False  # an unknown name is its own problem
+
+
+def _params_and_grid_problems(entry: dict, where: str) -> list[str]:
+    """A key in both params and grid (the grid's values would win unseen), and datasets = [] (no task)."""
+    params, grid = entry.get("params"), entry.get("grid")
+    params, grid = (params if isinstance(params, dict) else {}), (grid if isinstance(grid, dict) else {})
+    both = sorted(set(params) & set(grid))
+    problems = [f"{where}: {key} is in both params ({params[key]!r}) and grid ({grid[key]!r}); keep it in one "
+                "(a grid of one value is a fixed parameter)." for key in both]
+    if entry.get("datasets") == []:
+        problems.append(f"{where}: datasets = [] runs the entry on no dataset; name its datasets, or leave the key "
+                        "out to run it on every dataset.")
+    return problems
 
 
 #: Method arguments the runner sets, and where a suite sets them instead.

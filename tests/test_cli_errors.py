@@ -265,3 +265,44 @@ def test_a_store_with_nothing_usable_names_the_suite_that_fills_it(tmp_path, cap
     (tmp_path / "empty" / "tasks").mkdir(parents=True)
     with pytest.raises(ValueError, match=f"run `pibench run --results-dir {tmp_path / 'empty'}` first"):
         load_results(tmp_path / "empty").to_html(tmp_path / "e.html")
+
+
+def test_protocols_that_meet_no_series_are_checked_and_a_set_datasets_protocol_is_refused(tmp_path, capsys):
+    """A suite of sets only: its protocols were dropped unread, a typo, a bogus kind and a negative window
+    alike, and it ran with exit 0."""
+    path = tmp_path / "sets.toml"
+    path.write_text(textwrap.dedent("""
+        name = "sets_only"
+        protocol = { kind = "offline", windw = 10, retrain_every = 0 }
+        [[datasets]]
+        name = "seasonal_sets"
+        protocol = { kind = "online", window = 100 }
+        [[methods]]
+        name = "cfrnn"
+        protocol = { kind = "bogus" }
+        """))
+    code = main(["run", "--suite", str(path), "--results-dir", str(tmp_path / "r"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and not (tmp_path / "r").exists()
+    for text in ("top level: protocol has no key(s) ['windw']", "retrain_every=0: each must be at least 1",
+                 "seasonal_sets holds sets of sequences, which take no protocol", "(cfrnn): protocol kind='bogus'"):
+        assert err.count(text) == 1, (text, err)
+
+
+@pytest.mark.parametrize("method, expected", [
+    ('name = "aci"\nparams = { base = "linear", gamma = 0.3 }\ngrid = { gamma = [0.0, 0.01] }',
+     "gamma is in both params (0.3) and grid ([0.0, 0.01]); keep it in one"),
+    ('name = "autoreg"\ndatasets = []', "datasets = [] runs the entry on no dataset"),
+])
+def test_a_method_entry_that_would_be_overridden_or_run_nowhere_is_refused(tmp_path, capsys, method, expected):
+    suite = suite_with(tmp_path, 'name = "ar"', method)
+    err = one_line_error(capsys, main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r")]))
+    assert expected in err and not (tmp_path / "r").exists()
+
+
+def test_a_window_below_one_is_told_as_such_not_as_a_short_series(tmp_path, capsys):
+    suite = suite_with(tmp_path, 'name = "ar"').read_text().replace("window = 200", "window = -5")
+    (tmp_path / "case.toml").write_text(suite)
+    err = one_line_error(capsys, main(["run", "--suite", str(tmp_path / "case.toml"), "--results-dir",
+                                       str(tmp_path / "r")]))
+    assert "window=-5: each must be at least 1" in err and "too short" not in err
