@@ -221,6 +221,9 @@ def order_selection_table(summary: pd.DataFrame, suite: str = "ar_order") -> str
 SET_METHODS = {"pa_lstm": "PA-RNN", "cfrnn": "CF-RNN", "mqrnn": "MQ-RNN", "dprnn": "DP-RNN"}
 #: Which paper table a sets suite reproduces.
 SET_TABLES = {"sets": "set_of_ts_results", "sets_eeg100": "additional_eeg_results"}
+#: The setting of the paper's configuration in each of those suites: only its rows stand beside the paper's values
+#: (a setting beyond the paper, "LSTM-20, joint band", has none).
+PAPER_SETTINGS = {"sets": "LSTM-20", "sets_eeg100": "LSTM-100"}
 
 
 def set_suites(summary: pd.DataFrame) -> list[str]:
@@ -239,7 +242,7 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_level
     over horizons) as mean (standard deviation across seeds). Every set method that ran has
     a row: the paper's four first, in its order and with its names, then the others by name;
     a method with several settings on one dataset has one row per setting. The paper's values
-    stand beside ours only for the suites of SET_TABLES.
+    stand beside ours only for the suites of SET_TABLES, in the rows of the paper's setting (PAPER_SETTINGS).
     """
     if summary.empty:
         return ""
@@ -271,8 +274,9 @@ def sets_table(summary: pd.DataFrame, suite: str = "sets", _one_of_several_level
                 part = part_of_method[part_of_method["dataset"] == dataset]
                 cov, length = 100 * part["joint_coverage"], part["mean_length"]
                 spread = len(part) > 1
-                paper = ref[(ref["method"] == SET_METHODS.get(method)) & (ref["dataset"] == dataset)]
-                paper = paper.set_index("metric")
+                papers_setting = set((part if len(part) else part_of_method)["setting"]) == {PAPER_SETTINGS.get(suite)}
+                paper = ref[(ref["method"] == SET_METHODS.get(method)) & (ref["dataset"] == dataset)
+                            & papers_setting].set_index("metric")
 
                 def paper_value(metric: str, digits: int = 2, paper: pd.DataFrame = paper) -> str:
                     if metric not in paper.index:

@@ -186,7 +186,9 @@ def row_clusters(members: list[RecordStatistics]) -> np.ndarray:
 def task_columns(record: dict, stats: RecordStatistics) -> dict[str, float]:
     """The summary columns of one task: CIs of its own replicates, its tests, its block length."""
     low, high = percentile_ci(stats.draws)
-    return {**_ci_columns(stats.kind, stats.metrics, low, high),
+    # a set's interval score at the per-horizon level alpha / H: the loss its comparisons and MCS rank by
+    compared = {"bonferroni_winkler": float(stats.column("bonferroni_winkler").mean())} if stats.kind == "set" else {}
+    return {**_ci_columns(stats.kind, stats.metrics, low, high), **compared,
             **_test_columns(stats.kind, stats.clusters, float(record["alpha"])), "block_length": stats.block}
 
 

@@ -335,7 +335,8 @@ def _sets_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> s
     has_ratio = "length_ratio_oracle" in rows and rows["length_ratio_oracle"].notna().any()
     ratio = ["length_ratio_oracle"] if has_ratio else []
     table = _seed_means(rows, ["joint_coverage", "marginal_coverage", *horizons, "mean_length", *ratio,
-                               "median_length", "n_infinite", "winkler", "n_test"], statistics)
+                               "median_length", "n_infinite", "winkler",
+                               *(["bonferroni_winkler"] if "bonferroni_winkler" in rows else []), "n_test"], statistics)
     worst = table[horizons].min(axis=1, skipna=True) if horizons else pd.Series(float("nan"), index=table.index)
     table.insert(table.columns.get_loc("marginal_coverage") + 1, "worst horizon %", 100 * worst)
     table = table.drop(columns=horizons)
@@ -345,9 +346,14 @@ def _sets_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> s
     _with_ci(table, "joint_coverage", "coverage", 100, 2)  # a set's headline coverage is its joint coverage
     _with_ci(table, "mean_length", "mean_length")
     _with_ci(table, "winkler", "winkler")
+    _with_ci(table, "bonferroni_winkler", "bonferroni_winkler")
+    if "bonferroni_winkler" in table and table["bonferroni_winkler"].isna().all():
+        table = table.drop(columns="bonferroni_winkler")
     table = _statistics_cells(table, ("p_joint",))
+    # two interval scores: at the level alpha, and at alpha / H, the one the MCS and the comparisons rank by
     table = table.rename(columns={"joint_coverage": "joint coverage %", "marginal_coverage": "marginal coverage %",
-                                  "n_test": "n_test (sequences)", **ORACLE_RATIO})
+                                  "n_test": "n_test (sequences)", "winkler": "winkler (alpha)",
+                                  "bonferroni_winkler": "winkler (alpha/H)", **ORACLE_RATIO})
     capped = _without_joint_guarantee(rows)
     if capped:  # the table has an alpha column only where it holds several levels
         levels = table["alpha"] if "alpha" in table else [rows["alpha"].iloc[0]] * len(table)

@@ -77,8 +77,8 @@ def test_order_table_scores_against_the_true_lags_within_the_window():
     assert rows[("nlar window=1", "autoreg s")][5] == "0.750"
 
 
-def set_row(method, dataset, seed, joint, length, suite="sets"):
-    return {"suite": suite, "dataset": dataset, "method": method, "setting": "LSTM-20", "seed": seed,
+def set_row(method, dataset, seed, joint, length, suite="sets", setting="LSTM-20"):
+    return {"suite": suite, "dataset": dataset, "method": method, "setting": setting, "seed": seed,
             "status": "ok", "joint_coverage": joint, "mean_length": length}
 
 
@@ -89,7 +89,7 @@ def test_sets_table_gives_seed_mean_and_spread_beside_the_paper():
         set_row("cfrnn", "covid", 0, 0.90, 700.0), set_row("cfrnn", "covid", 1, 0.92, 500.0),
         set_row("pa_lstm", "covid", 0, 0.95, 400.0),
         set_row("dprnn", "eeg", 0, 0.03, 7.0), set_row("dprnn", "eeg", 1, 0.05, 9.0),
-        set_row("cfrnn", "eeg", 0, 0.97, 60.0, suite="sets_eeg100"),
+        set_row("cfrnn", "eeg", 0, 0.97, 60.0, suite="sets_eeg100", setting="LSTM-100"),
     ])
     text = sets_table(summary)
     header = next(line for line in text.splitlines() if line.startswith("| method"))
@@ -105,6 +105,18 @@ def test_sets_table_gives_seed_mean_and_spread_beside_the_paper():
     assert list(cells)[0] == "PA-RNN (pa_lstm)" and "MQ-RNN (mqrnn)" not in cells  # paper order, ran only
     larger = sets_table(summary, "sets_eeg100")
     assert "additional_eeg_results" in larger and "| 97.0 | 90.8 (1.8) | 60.00 | 43.40 (6.79) | 1 |" in larger
+
+
+def test_a_setting_beyond_the_paper_stands_without_the_papers_values():
+    """PA-LSTM's joint band is no setting of the paper: its row had the paper's PA-RNN values beside it."""
+    from pibench.reports.paper_tables import sets_table
+
+    summary = pd.DataFrame([set_row("pa_lstm", "covid", 0, 0.90, 470.0),
+                            set_row("pa_lstm", "covid", 0, 0.88, 425.0, setting="LSTM-20, joint band")])
+    rows = {line.split(" | ")[0].strip("| "): line for line in sets_table(summary).splitlines()
+            if line.startswith("| PA-RNN")}
+    assert "| 90.0 | 90.5 (1.4) | 470.00 | 444.93 (203.28) | 1 |" in rows["PA-RNN (pa_lstm) LSTM-20"]
+    assert "| 88.0 | - | 425.00 | - | 1 |" in rows["PA-RNN (pa_lstm) LSTM-20, joint band"]
 
 
 def test_the_sets_table_sets_the_papers_values_beside_its_own_level_only():

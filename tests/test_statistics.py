@@ -341,3 +341,18 @@ def test_a_p_value_by_the_5_percent_edge_shows_which_side_it_is_on():
 
     assert [_p(0.047), _p(0.0499), _p(0.0501), _p(0.051), _p(0.32), _p(0.004)] == \
         ["0.047*", "0.0499*", "0.0501", "0.051", "0.32", "0.00*"]
+
+
+def test_the_sets_table_shows_the_score_its_mcs_ranks_by(stats_store):
+    """The sets table's only score was at level alpha while its MCS column and the comparisons rank by the
+    score at alpha / H: a row could have the lowest score shown and be out of the MCS."""
+    results, folder = stats_store
+    compared = results.compare(metric="winkler")
+    compared = compared[compared["dataset"] == "seasonal_sets"].set_index("method")["mean_loss"]
+    summary = pd.read_csv(folder / "r" / "summary.csv").groupby("method")[["bonferroni_winkler", "winkler"]].mean()
+    assert summary.loc["cfrnn", "bonferroni_winkler"] == pytest.approx(compared["cfrnn"], rel=1e-9)  # seed means
+    assert summary.loc["cfrnn", "bonferroni_winkler"] > summary.loc["cfrnn", "winkler"]  # a wider level's score
+    header = next(line for line in results.tables().splitlines() if "joint coverage %" in line and "MCS" in line)
+    assert "| winkler (alpha) | winkler (alpha/H) |" in header
+    row = next(line for line in results.tables().splitlines() if line.startswith("| stats | seasonal_sets | cfrnn"))
+    assert f"{compared['cfrnn']:.3f} [" in row
