@@ -284,6 +284,15 @@ def _schema_problems(suite: dict) -> list[str]:
                 for table in (entry, entry_quick if isinstance(entry_quick, dict) else {}):
                     keys = [*(table.get("params") or {}), *(table.get("grid") or {})]
                     problems += [f"{where}: {p}" for p in _checked(check_runner_set, entry["name"], keys)]
+            if kind == "datasets" and isinstance(entry.get("label", entry["name"]), str):
+                label = entry.get("label", entry["name"])
+                first = next((j for j, other in enumerate(entries[:i]) if isinstance(other, dict)
+                              and other.get("label", other.get("name")) == label), None)
+                if first is not None:
+                    problems.append(f"{where} and entry {first + 1} ({entries[first]['name']}) are both labelled "
+                                    f"{label!r} (an entry without a label is labelled by its name): the tables keep "
+                                    "their rows apart by label, so give each [[datasets]] entry a label = \"...\" "
+                                    "of its own.")
             grid = entry.get("grid", {})
             for key, values in (grid.items() if isinstance(grid, dict) else ()):
                 if not isinstance(values, list) or not values:

@@ -306,3 +306,12 @@ def test_a_window_below_one_is_told_as_such_not_as_a_short_series(tmp_path, caps
     err = one_line_error(capsys, main(["run", "--suite", str(tmp_path / "case.toml"), "--results-dir",
                                        str(tmp_path / "r")]))
     assert "window=-5: each must be at least 1" in err and "too short" not in err
+
+
+def test_two_dataset_entries_with_one_label_are_named_with_the_fix(tmp_path, capsys):
+    """An nlar entry labelled "ar" beside ar: the error blamed the method ('give each [[methods]] entry a
+    setting'), naming neither dataset entry."""
+    suite = suite_with(tmp_path, 'name = "ar"\n[[datasets]]\nname = "nlar"\nlabel = "ar"')
+    err = one_line_error(capsys, main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r")]))
+    assert "[[datasets]] entry 2 (nlar) and entry 1 (ar) are both labelled 'ar'" in err
+    assert 'give each [[datasets]] entry a label = "..." of its own' in err and "[[methods]]" not in err
