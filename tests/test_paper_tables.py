@@ -75,6 +75,13 @@ def test_order_table_scores_against_the_true_lags_within_the_window():
     assert rows[("nlar window=1", "pa_rnn s")][3] == "0.000" and rows[("nlar window=1", "pa_rnn s")][5] == "0.000"
     assert rows[("nlar window=15", "pa_rnn s")][3] == "0.125" and rows[("nlar window=15", "pa_rnn s")][5] == "0.125"
     assert rows[("nlar window=1", "autoreg s")][5] == "0.750"
+    # a method that selects no lags (ACI, the oracle) has no row, and a suite of only those no table
+    without = {**order_row("nlar window=1", "aci", "1", float("nan")), "selected_lags": float("nan"),
+               "ar_order": float("nan")}
+    lines = order_selection_table(pd.concat([summary, pd.DataFrame([without])])).splitlines()
+    assert not any("| aci s" in line for line in lines) and any("| pa_rnn s" in line for line in lines)
+    only = pd.DataFrame([without, {**without, "dataset": "nlar"}])
+    assert order_selection_table(only) == ""
 
 
 def set_row(method, dataset, seed, joint, length, suite="sets", setting="LSTM-20"):
