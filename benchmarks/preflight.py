@@ -19,11 +19,12 @@ from typing import NamedTuple
 from pibench.benchmarks.protocols import check_protocol, series_schedule
 from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.shipping import ship
-from pibench.benchmarks.suite import Task, check_runner_set
+from pibench.benchmarks.suite import RUNNER_SET, Task, check_runner_set
 from pibench.data_loaders.fingerprint import problem_fingerprint, sha256_of, source_files
 from pibench.data_loaders.paths import DATASET_FILES, DataNotFoundError, data_path, unpublished_file_line
 from pibench.data_loaders.problems import Problem, SeriesProblem, SetProblem
 from pibench.data_loaders.registry import load_dataset
+from pibench.data_loaders.validation import did_you_mean
 from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
 from pibench.methods.catalog import get_method
 from pibench.methods.code_identity import method_code_identity, reload_if_stale, snapshots
@@ -47,7 +48,9 @@ def build_method(name: str, params: dict, alpha: float, seed: int, cls: type[Int
     valid = cls._param_names()
     unknown = sorted(set(params) - set(valid))
     if unknown:
-        raise ValueError(f"method {name!r} has no parameter(s) {unknown}; it takes {valid}.")
+        settable = [p for p in valid if p not in RUNNER_SET]  # alpha and random_state come from the suite
+        raise ValueError(f"method {name!r} has no parameter(s) {unknown}; it takes {settable}."
+                         f"{did_you_mean(unknown[0], settable)}")
     arguments = {**params, "alpha": alpha, "random_state": seed}
     unbuilt = f"method {name!r} cannot be built: {cls.__name__}"
     try:

@@ -99,7 +99,8 @@ def check_dataset_params(name: str, params: dict) -> None:
     unknown = [k for k in params if not entry.accepts(k)]
     if unknown:
         allowed = [p for p in inspect.signature(entry.loader).parameters if p not in _NOT_LISTED]
-        raise ValueError(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}.")
+        raise ValueError(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}."
+                         f"{did_you_mean(unknown[0], allowed)}")
     missing = [p for p in required_params(name) if p not in params]
     if missing:
         raise ValueError(f"dataset {name!r} needs the parameter(s) {missing}; give them in a suite file: "

@@ -315,3 +315,13 @@ def test_two_dataset_entries_with_one_label_are_named_with_the_fix(tmp_path, cap
     err = one_line_error(capsys, main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r")]))
     assert "[[datasets]] entry 2 (nlar) and entry 1 (ar) are both labelled 'ar'" in err
     assert 'give each [[datasets]] entry a label = "..." of its own' in err and "[[methods]]" not in err
+
+
+def test_a_mistyped_parameter_gets_the_closest_name_and_only_what_a_suite_may_set(tmp_path, capsys):
+    suite = suite_with(tmp_path, 'name = "ar"\nparams = { n_tset = 300 }', 'name = "autoreg"\nparams = { lag = 2 }')
+    code = main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "no parameter(s) ['lag']" in err and "Did you mean 'lags'?" in err
+    assert "no parameter(s) ['n_tset']" in err and "Did you mean 'n_test'?" in err
+    takes = err.split("no parameter(s) ['lag']; it takes ")[1].split("]")[0]
+    assert "'alpha'" not in takes and "'random_state'" not in takes  # the runner sets them
