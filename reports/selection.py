@@ -55,12 +55,24 @@ def _variant(record: dict) -> tuple[str, str, str]:
 
 
 def _why_other(record: dict, chosen: tuple[str, str, str]) -> str:
-    code, plugin, _ = _variant(record)
+    code, plugin, config = _variant(record)
     if code != chosen[0]:
         return f"pibench code {code or 'unknown'}, the table's {chosen[0] or 'unknown'}"
     if plugin != chosen[1]:
         return describe_change(json.loads(plugin), json.loads(chosen[1])) or "other plugin code"
-    return "another configuration"
+    differ = _differences(json.loads(config), json.loads(chosen[2]))
+    return f"another configuration: {differ}" if differ else "another configuration"
+
+
+def _differences(mine: object, shown: object, path: str = "") -> str:
+    """"method.params.epochs 20, the table's 25; ..." for the leaves where two configurations differ."""
+    if isinstance(mine, dict) and isinstance(shown, dict):
+        parts = [_differences(mine.get(k), shown.get(k), f"{path}.{k}" if path else str(k))
+                 for k in sorted(set(mine) | set(shown))]
+        return "; ".join(p for p in parts if p)
+    if mine == shown:
+        return ""
+    return f"{path} {json.dumps(mine, default=str)}, the table's {json.dumps(shown, default=str)}"
 
 
 def _data_of(record: dict) -> object:

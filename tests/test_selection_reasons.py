@@ -51,3 +51,11 @@ params = { base = "linear" }
     assert any("asked for last" in line for line in report.left_out)
     (folder / "requested.json").write_text("[not a mapping")  # unreadable: the newest record, as before
     assert int(load_results(folder).summary["n_test"].iloc[0]) == 120
+
+
+def test_a_superseded_configuration_names_what_differs():
+    old = {**record("old", "fp-a", "2026-01-01"), "config": {"seed": 0, "method": {"params": {"epochs": 20}}}}
+    new = {**record("new", "fp-a", "2026-01-02"), "config": {"seed": 0, "method": {"params": {"epochs": 25}}}}
+    chosen, (out,) = select_current([old, new], "v1")
+    assert [r["task_id"] for r in chosen] == ["new"]
+    assert out.reason.endswith("(another configuration: method.params.epochs 20, the table's 25 here)")
