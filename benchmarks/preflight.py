@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import re
 import warnings
 from typing import NamedTuple
 
@@ -198,8 +199,16 @@ def _published_file_hint(task: Task, data_dir: str | None) -> str:
 
 
 def _about_dataset(label: str, exc: Exception) -> str:
+    """The message of a dataset's problem, led once by its label (and the dataset's name where a loader's
+    message named that instead: "dataset 'strid200' (csv_sets): ...", not "dataset 'strid200': dataset
+    'csv_sets': ...")."""
     message = _message(exc)
-    return message if message.startswith(f"dataset {label!r} ") else f"dataset {label!r}: {message}"
+    named = re.match(r"dataset '([^']+)'(:? )", message)
+    if named and named.group(1) == label:
+        return message
+    if named:
+        return f"dataset {label!r} ({named.group(1)}){named.group(2)}{message[named.end():]}"
+    return f"dataset {label!r}: {message}"
 
 
 def _about_task(task: Task, exc: Exception) -> str:

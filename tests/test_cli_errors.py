@@ -325,3 +325,13 @@ def test_a_mistyped_parameter_gets_the_closest_name_and_only_what_a_suite_may_se
     assert "no parameter(s) ['n_tset']" in err and "Did you mean 'n_test'?" in err
     takes = err.split("no parameter(s) ['lag']; it takes ")[1].split("]")[0]
     assert "'alpha'" not in takes and "'random_state'" not in takes  # the runner sets them
+
+
+def test_a_labelled_datasets_problem_names_it_once(tmp_path, capsys):
+    """'dataset 'strid200': dataset 'csv_sets': parameter ...' said dataset twice."""
+    suite = suite_with(tmp_path, 'name = "ar"\nlabel = "mine"\nparams = { n_test = "many" }')
+    err = one_line_error(capsys, main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r")]))
+    assert "dataset 'mine' (ar): parameter n_test = 'many' must be" in err and err.count("dataset '") == 1
+    unlabelled = suite_with(tmp_path, 'name = "ar"\nparams = { n_test = "many" }')
+    err = one_line_error(capsys, main(["run", "--suite", str(unlabelled), "--results-dir", str(tmp_path / "r")]))
+    assert "dataset 'ar': parameter n_test = 'many' must be" in err and "(ar)" not in err
