@@ -133,6 +133,9 @@ class Results:
 
     def predictions(self, task: str | dict) -> pd.DataFrame:
         """The per-step (series) or per-sequence-and-horizon (sets) predictions of a task, by id or record."""
+        if isinstance(task, dict) and "task_id" not in task:
+            raise KeyError(f"this dict has no 'task_id' (its keys: {', '.join(map(str, list(task)[:6]))}, ...); give a "
+                           "record of results.records, a row of results.summary as a dict, or a task id.")
         task_id = task["task_id"] if isinstance(task, dict) else str(task)
         if task_id not in {r["task_id"] for r in self.records}:
             raise KeyError(f"no finished task {task_id!r} in {self.results_dir}; ids are in results.records.")

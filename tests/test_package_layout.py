@@ -104,6 +104,10 @@ def test_the_api_returns_what_the_cli_prints(tmp_path, capsys):
     assert predictions.equals(results.predictions(record))
     with pytest.raises(KeyError, match="no finished task"):
         results.predictions("0" * 20)
+    row = summary[summary["task_id"] == record["task_id"]].iloc[0].to_dict()  # a summary row serves too
+    assert predictions.equals(results.predictions(row))
+    with pytest.raises(KeyError, match="this dict has no 'task_id'"):
+        results.predictions({"method": "aci"})
     # load_results gives the same from the finished store; a second run computes nothing
     again = load_results(tmp_path / "r")
     assert again.summary.equals(summary) and again.run_report is None
