@@ -290,9 +290,10 @@ class RunReport:
         return [r for r in self.executed if r["status"] != "ok"]
 
     def failure_lines(self) -> list[str]:
-        """One line per failed task: what it was and the first line of its error."""
-        return [f"{r['dataset']} / {r['method']} {r['setting']} / seed {r['seed']} / alpha {r.get('alpha')}: "
-                f"{(str(r.get('error', '')).strip() or 'no message').splitlines()[0]}" for r in self.failed]
+        """One line per failed task: what it was, its id and the first line of its error."""
+        return [f"{r['dataset']} / {r['method']} {r['setting']} / seed {r['seed']} / alpha {r.get('alpha')} "
+                f"(task {r.get('task_id')}): {(str(r.get('error', '')).strip() or 'no message').splitlines()[0]}"
+                for r in self.failed]
 
     def __repr__(self) -> str:
         extra = "".join(f", {n} {what}" for n, what in ((len(self.failed), "failed"), (len(self.redone), "ran again"),

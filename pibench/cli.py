@@ -60,6 +60,9 @@ def _run(args: argparse.Namespace) -> int:
         print(f"  ran again: {line}")
     for line in report.failure_lines():
         print(f"FAILED {line}", file=sys.stderr)
+    if report.failed:
+        print(f"  (a failed task's whole traceback is its record's traceback field: "
+              f"{Path(args.results_dir) / 'tasks'}/<task id>.json)", file=sys.stderr)
     frame = results.summary
     print("\n".join(t for t in (markdown_table(frame, results.statistics.rows), conditional_table(frame)) if t))
     return 1 if report.failed else 0

@@ -1,5 +1,6 @@
 """What a user can get wrong gets one actionable line, before any work, and loses nothing stored."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -335,3 +336,30 @@ def test_a_labelled_datasets_problem_names_it_once(tmp_path, capsys):
     unlabelled = suite_with(tmp_path, 'name = "ar"\nparams = { n_test = "many" }')
     err = one_line_error(capsys, main(["run", "--suite", str(unlabelled), "--results-dir", str(tmp_path / "r")]))
     assert "dataset 'ar': parameter n_test = 'many' must be" in err and "(ar)" not in err
+
+
+def test_a_failed_task_names_its_id_and_where_its_traceback_is(tmp_path, capsys):
+    plugin = tmp_path / "breaks.py"
+    plugin.write_text(textwrap.dedent("""
+        from pibench import IntervalMethod, register
+
+        @register
+        class Breaks(IntervalMethod):
+            name = "breaks_in_fit"
+
+            def fit(self, data, calibration=None):
+                raise RuntimeError("no fit today")
+
+            def predict_interval(self, X):
+                raise NotImplementedError
+        """))
+    suite = suite_with(tmp_path, 'name = "ar"\nparams = { n_train = 250, n_test = 100 }', 'name = "breaks_in_fit"')
+    code = main(["run", "--suite", str(suite), "--plugin", str(plugin), "--results-dir", str(tmp_path / "r"),
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 1
+    (task_id,) = [p.stem for p in (tmp_path / "r" / "tasks").glob("*.json")]
+    assert f"(task {task_id}): RuntimeError: no fit today" in err
+    assert f"traceback field: {tmp_path / 'r' / 'tasks'}/<task id>.json" in err
+    record = json.loads((tmp_path / "r" / "tasks" / f"{task_id}.json").read_text())
+    assert "no fit today" in record["traceback"]
