@@ -308,6 +308,8 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
                                             ": its numbers are not on the paper's data", data_dir)
         if unpublished:
             notes[f"dataset {label!r}: {unpublished}"] = None
+        for note in problem.metadata.get("notes", []):  # what a loader found worth saying (a CSV's gaps)
+            notes[f"dataset {label!r}: {note}"] = None
         if isinstance(problem, SetProblem) and problem.test.n < FEW_TEST_SEQUENCES:
             notes[f"dataset {label!r} has {problem.test.n} test sequence(s): its joint coverage moves in steps of "
                   f"{100 / problem.test.n:.3g} points and says little (COVID-19 has 80); give more sequences or a "

@@ -34,11 +34,13 @@ PARTS = ("train", "calibration", "test")
 
 class LongSequences(NamedTuple):
     """Sequences read from a long table: ids (n,), values ordered by step (one array per id), and each
-    sequence's part when the file names it (else None)."""
+    sequence's part when the file names it (else None); ``steps``: each sequence's steps as numbers (dates as
+    nanoseconds), in the same order."""
 
     ids: np.ndarray
     sequences: list[np.ndarray]
     parts: np.ndarray | None
+    steps: list[np.ndarray]
 
 
 #: The column the steps are ordered by (the step column read as numbers or dates).
@@ -75,15 +77,55 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     groups = frame.groupby(id_column, sort=True)
     ids = np.asarray(list(groups.groups))
     sequences = [g.to_numpy(float) for _, g in groups[value_column]]
+    steps = [_step_numbers(g) for _, g in groups[STEP_KEY]]
     parts = _parts(groups, split_column, path) if split_column else None
     # ids that are all plain whole numbers (no leading zeros) keep their numeric order, as a parquet file
     # of the same ids gives; other ids their text order
     text = [str(i) for i in ids]
     if all(t.isdigit() and (t == "0" or not t.startswith("0")) for t in text):
         order = np.argsort([int(t) for t in text], kind="stable")
-        ids, sequences = ids[order], [sequences[k] for k in order]
+        ids, sequences, steps = ids[order], [sequences[k] for k in order], [steps[k] for k in order]
         parts = parts[order] if parts is not None else None
-    return LongSequences(ids, sequences, parts)
+    return LongSequences(ids, sequences, parts, steps)
+
+
+def _step_numbers(key: pd.Series) -> np.ndarray:
+    """Steps (numbers or dates) as numbers: dates as nanoseconds since 1970 (UTC)."""
+    if pd.api.types.is_datetime64_any_dtype(key):
+        return pd.to_datetime(key, utc=True).dt.as_unit("ns").astype("int64").to_numpy()
+    return key.to_numpy(float)
+
+
+def skipped_steps_note(ids: np.ndarray, steps: list[np.ndarray], need: int, step_column: str) -> str | None:
+    """A note where the last ``need`` steps of some sequence are not evenly spaced by the file's usual step
+    (the most common difference): their values are used as consecutive all the same."""
+    gaps = [np.diff(s[-need:]) for s in steps]
+    every = np.concatenate(gaps) if gaps else np.array([])
+    if not len(every):
+        return None
+    values, counts = np.unique(every, return_counts=True)
+    usual = values[np.argmax(counts)]
+    uneven = [(i, s[-need:], g) for i, s, g in zip(ids, steps, gaps) if (g != usual).any()]
+    if not uneven:
+        return None
+    first_id, first_steps, first_gaps = uneven[0]
+    at = int(np.flatnonzero(first_gaps != usual)[0])
+    return (f"{len(uneven)} of {len(ids)} sequence(s) are not evenly spaced in {step_column!r} over the "
+            f"{need} steps used (sequence {str(first_id)!r}: {_step_text(first_steps[at])} then "
+            f"{_step_text(first_steps[at + 1])}, where the usual step is {_step_text(usual, span=True)}): their "
+            "values are used as consecutive; fill or drop the gaps if they matter")
+
+
+def _step_text(value, span: bool = False) -> str:
+    """A step (or, ``span``, a difference of steps) as the file wrote it: a number, or a date from nanoseconds."""
+    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):  # dates, as nanoseconds
+        if span:
+            delta = pd.Timedelta(int(value))
+            return f"{delta.days} day(s)" if delta == pd.Timedelta(days=delta.days) else str(delta)
+        stamp = pd.Timestamp(int(value))
+        return stamp.strftime("%Y-%m-%d") if stamp == stamp.normalize() else str(stamp)
+    number = float(value)
+    return str(int(number)) if number.is_integer() else f"{number:g}"
 
 
 def _parts(groups, split_column: str, path: Path) -> np.ndarray:
@@ -168,14 +210,15 @@ def csv_sets_problem(
         raise ValueError("split_column gives the whole split: leave out test_ids and test_fraction.")
     if test_ids and test_fraction is not None:
         raise ValueError("test_ids names the test sequences: leave out test_fraction.")
-    ids, sequences, parts = read_long_sequences(path, id_column=id_column, step_column=step_column,
-                                                value_column=value_column, split_column=split_column)
+    ids, sequences, parts, steps = read_long_sequences(path, id_column=id_column, step_column=step_column,
+                                                       value_column=value_column, split_column=split_column)
     need = input_length + horizon
     short = [str(i) for i, s in zip(ids, sequences) if len(s) < need]
     if short:
         raise ValueError(f"{path}: {len(short)} sequence(s) have fewer than input_length + horizon = {need} steps "
                          f"(first ids {short[:5]}); drop them or shorten input_length.")
     values = np.stack([s[-need:] for s in sequences])
+    gaps = skipped_steps_note(ids, steps, need, step_column)
     if parts is not None:
         train, calibration, test = (np.flatnonzero(parts == part) for part in PARTS)
     elif test_ids:
@@ -188,5 +231,6 @@ def csv_sets_problem(
                                                       0.2 if test_fraction is None else test_fraction)
     return SetProblem.from_indices(f"csv_sets:{Path(path).name}", values[:, :input_length, None],
                                    values[:, input_length:], train, calibration, test,
-                                   metadata={"source": str(path), **({"test_ids": test_ids} if test_ids else {})},
+                                   metadata={"source": str(path), **({"test_ids": test_ids} if test_ids else {}),
+                                             **({"notes": [gaps]} if gaps else {})},
                                    ids=ids)

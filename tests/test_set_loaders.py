@@ -249,6 +249,25 @@ def test_csv_sets_steps_written_as_dates_are_ordered_as_dates(tmp_path):
         csv_sets_problem(path=dated, input_length=6, horizon=3)
 
 
+def test_csv_sets_says_where_a_sequences_steps_skip(tmp_path):
+    """A sequence missing step 8 (or a day): its values are used as consecutive, now with a note naming it; gaps
+    before the steps used and evenly spaced files say nothing."""
+    numbered = _long_file(tmp_path / "n.csv", [12] * 20)
+    frame = pd.read_csv(numbered)
+    assert csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata.get("notes") is None
+    frame[~((frame["id"] == "p2") & (frame["step"] == 1))].to_csv(numbered, index=False)  # before the 9 used
+    assert csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata.get("notes") is None
+    frame[~((frame["id"] == "p2") & (frame["step"] == 8))].to_csv(numbered, index=False)
+    (note,) = csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata["notes"]
+    assert note.startswith("1 of 20 sequence(s) are not evenly spaced in 'step' over the 9 steps used (sequence "
+                           "'p2': 7 then 9, where the usual step is 1)")
+    days = frame.assign(step=(pd.Timestamp("2020-01-01") + pd.to_timedelta(frame["step"], unit="D")).dt.strftime(
+        "%Y-%m-%d"))
+    days[~((days["id"] == "p2") & (days["step"] == "2020-01-09"))].to_csv(numbered, index=False)
+    (note,) = csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata["notes"]
+    assert "(sequence 'p2': 2020-01-08 then 2020-01-10, where the usual step is 1 day(s))" in note
+
+
 def _tails(path: Path, ids) -> list[tuple]:
     """The last 9 values of each named sequence, in the order given (what x and y of a (6, 3) problem hold)."""
     frame = pd.read_csv(path).sort_values(["id", "step"])

@@ -287,7 +287,7 @@ def test_csv_sets_ids_are_compared_as_written(tmp_path):
     rows = [(i, s, float(s + k)) for k, i in enumerate(["007", "7", "a", "b", "c", "d", "e", "f", "g", "h"])
             for s in range(8)]
     pd.DataFrame(rows, columns=["id", "step", "value"]).to_csv(tmp_path / "sets.csv", index=False)
-    ids, sequences, _ = read_long_sequences(tmp_path / "sets.csv")
+    ids, sequences, *_ = read_long_sequences(tmp_path / "sets.csv")
     assert {"007", "7"} <= set(ids) and len(ids) == 10 and all(len(s) == 8 for s in sequences)
     problem = load_dataset("csv_sets", {"path": str(tmp_path / "sets.csv"), "input_length": 4, "horizon": 2})
     assert problem.train.n + problem.calibration.n + problem.test.n == 10  # not 9 with 007 and 7 merged
