@@ -356,3 +356,24 @@ def test_the_sets_table_shows_the_score_its_mcs_ranks_by(stats_store):
     assert "| winkler (alpha) | winkler (alpha/H) |" in header
     row = next(line for line in results.tables().splitlines() if line.startswith("| stats | seasonal_sets | cfrnn"))
     assert f"{compared['cfrnn']:.3f} [" in row
+
+
+def test_the_comparison_figure_keeps_close_calls_readable_beside_rows_far_out(stats_store):
+    """COVID's DP-RNN and MQ-RNN lie 50,000 above the reference: CF-RNN's +96 [-104, 295] was a point at 0. The
+    axis turns logarithmic beyond the close calls' farthest bound (widened by half), and stays linear where no
+    row is that far."""
+    from pibench.reports.figures.catalog import close
+    from pibench.reports.figures.comparison import _linear_span
+
+    far = pd.DataFrame({"difference_ci_low": [0.0, -104.0, 20.0, 41000.0], "difference_ci_high": [0.0, 295.0, 228.0,
+                                                                                                  67000.0],
+                        "in_mcs": [True, False, False, False]})
+    assert _linear_span(far) == pytest.approx(1.5 * 295.0)
+    assert _linear_span(far.iloc[:3]) is None  # nothing far out
+    results, _ = stats_store
+    sets = results.figure("comparison-stats-seasonal_sets")
+    assert "Diebold-Mariano)" in sets.axes[0].get_title() and "HAC" not in sets.axes[0].get_title()  # no lags
+    close(sets)
+    series = results.figure("comparison-stats-ar")
+    assert "Diebold-Mariano, HAC" in series.axes[0].get_title()
+    close(series)

@@ -42,14 +42,39 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
                     fmt=style.marker, color=style.colour, mfc=style.colour if filled else "white", capsize=3,
                     markersize=6)
     ax.axvline(0.0, color="#444444", linestyle="--", linewidth=1.0, zorder=0)
-    labels = [f"{m} {s}" if m in several else m for m, s in zip(table["method"], table["setting"])]
+    labels = [f"{m} {s}" if m in several or s != "default" else m for m, s in zip(table["method"], table["setting"])]
     ax.set_yticks(y, labels, fontsize=8)
-    kind = "per horizon at level alpha / H" if table["kind"].iloc[0] == "set" else "per test step"
-    ax.set_xlabel(f"mean interval score {kind} minus the reference's (lower is better)")
+    sets = table["kind"].iloc[0] == "set"
+    kind = "per horizon at level alpha / H" if sets else "per test step"
+    linear = _linear_span(table)
+    scale = ""
+    if linear is not None:  # rows far out would squeeze the close calls into a point at 0
+        ax.set_xscale("symlog", linthresh=linear, linscale=2.0)
+        low = min(float(table["difference_ci_low"].min()), 0.0)
+        high = max(float(table["difference_ci_high"].max()), 0.0)
+        ax.set_xlim(low * 1.5 if low < -linear else low - 0.1 * linear,
+                    high * 1.5 if high > linear else high + 0.1 * linear)
+        scale = f"\n(the axis is linear within +/-{linear:.3g} and logarithmic beyond)"
+    ax.set_xlabel(f"mean interval score {kind} minus the reference's (lower is better){scale}")
     paired = paired_seeds(table)
     paired = f"; paired on {paired}, the ones every row has" if paired else ""
     ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}; bars: 90% CI "
-                 "(Diebold-Mariano, "
-                 f"HAC); filled: in the 90% MCS{paired}", fontsize=9, wrap=True)
+                 f"(Diebold-Mariano{'' if sets else ', HAC'}); filled: in the 90% MCS{paired}", fontsize=9, wrap=True)
     ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+#: How much farther than the close calls a row must lie for the axis to turn logarithmic beyond them.
+FAR = 20.0
+
+
+def _linear_span(table) -> float | None:
+    """The half-width of the linear part of a symmetric-log axis, or None for a linear axis: where some row lies
+    more than :data:`FAR` times as far from 0 as every close call (a row in the MCS or whose CI holds 0), the
+    close calls' farthest bound, widened by half."""
+    bounds = table[["difference_ci_low", "difference_ci_high"]].abs().max(axis=1)
+    close = (table["in_mcs"] == True) | ((table["difference_ci_low"] <= 0) & (table["difference_ci_high"] >= 0))  # noqa: E712
+    near = float(bounds[close].max()) if close.any() else 0.0
+    if near <= 0 or float(bounds.max()) <= FAR * near:
+        return None
+    return 1.5 * near
