@@ -177,7 +177,7 @@ def test_sets_figure_per_horizon_lines_and_joint_bars():
     results = stored(runs)
     fig = sets_figure(results, "sets", "covid")
     cov_ax, width_ax, joint_ax = axes_of(fig)
-    assert len([line for line in cov_ax.get_lines() if line.get_linestyle() != "--"]) == 2
+    assert len([line for line in cov_ax.get_lines() if line.get_linestyle() not in ("--", ":")]) == 2
     bars = joint_ax.patches
     assert len(bars) == 2
     cf = [100 * r["joint_coverage"] for r, _ in runs if r["method"] == "cfrnn"]
@@ -187,6 +187,15 @@ def test_sets_figure_per_horizon_lines_and_joint_bars():
     close(fig)
 
 
+def test_sets_figure_draws_widths_apart_by_orders_of_magnitude_on_a_log_scale():
+    """COVID's CF-RNN bands are 30 times DP-RNN's: on a linear axis DP-RNN and MQ-RNN lay flat at 0."""
+    for ratio, scale in ((6.0, "linear"), (30.0, "log")):
+        fig = sets_figure(stored([set_run("sets", "covid", m, 0, w) for m, w in (("cfrnn", ratio), ("dprnn", 1.0))]),
+                          "sets", "covid")
+        assert axes_of(fig)[1].get_yscale() == scale
+        close(fig)
+
+
 def test_sets_figure_targets_come_from_the_records_and_horizons_are_whole_numbers():
     """alpha = 0.2 and H = 4 in the records: per-horizon target 100 (1 - 0.2/4) = 95 (Bonferroni), joint 80."""
     runs = [set_run("my_csv_sets", "csv_sets:x.csv", m, 0, w) for m, w in (("cfrnn", 6.0), ("my_set_method", 1.0))]
@@ -194,12 +203,16 @@ def test_sets_figure_targets_come_from_the_records_and_horizons_are_whole_number
         record["alpha"] = 0.2
     fig = sets_figure(stored(runs), "my_csv_sets", "csv_sets:x.csv")
     cov_ax, width_ax, joint_ax = axes_of(fig)
-    targets = {line.get_label(): line.get_ydata()[0] for line in nominal_lines(cov_ax)}
+    # the per-horizon (Bonferroni) target dashed, the joint one dotted, in both panels that show it
+    targets = {line.get_label(): (line.get_ydata()[0], line.get_linestyle()) for line in cov_ax.get_lines()
+               if line.get_linestyle() in ("--", ":")}
     bonferroni = next(label for label in targets if "Bonferroni" in label)
     nominal = next(label for label in targets if "nominal" in label)
-    assert targets[bonferroni] == pytest.approx(95.0) and targets[nominal] == pytest.approx(80.0)
+    assert targets[bonferroni] == (pytest.approx(95.0), "--") and targets[nominal] == (pytest.approx(80.0), ":")
     assert len(targets) == 2  # no other target on the per-horizon panel
-    assert [line.get_xdata()[0] for line in nominal_lines(joint_ax)] == [pytest.approx(80.0)]  # bars lie along x
+    joint_lines = [line for line in joint_ax.get_lines() if line.get_linestyle() in ("--", ":")]
+    assert [(line.get_xdata()[0], line.get_linestyle()) for line in joint_lines] == [(pytest.approx(80.0), ":")]
+    assert joint_ax.get_xlim()[0] == 0  # bars from 0, never from a cut axis
     fig.canvas.draw()
     for ax in (cov_ax, width_ax):
         ticks = [t for t in ax.get_xticks() if ax.get_xlim()[0] <= t <= ax.get_xlim()[1]]
