@@ -552,6 +552,9 @@ def build_tasks(
 
     tasks = []
     notes: list[str] = list(repeated)
+    notes += [f"alpha {level:g} is the share of misses a method aims at: it asks for {100 * (1 - level):g}% "
+              f"intervals; for {100 * level:g}% intervals give alpha = {1 - level:g}"
+              for level in alphas if level > 0.5]  # a coverage level given as alpha
     unserved: dict[str, list[str]] = {}
     labels = {d.get("label", d["name"]) for d in suite["datasets"]}  # before --datasets narrows them
     for d in dataset_entries:

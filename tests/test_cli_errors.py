@@ -363,3 +363,13 @@ def test_a_failed_task_names_its_id_and_where_its_traceback_is(tmp_path, capsys)
     assert f"traceback field: {tmp_path / 'r' / 'tasks'}/<task id>.json" in err
     record = json.loads((tmp_path / "r" / "tasks" / f"{task_id}.json").read_text())
     assert "no fit today" in record["traceback"]
+
+
+def test_an_alpha_above_one_half_runs_with_a_note_on_what_it_asks_for(tmp_path, capsys):
+    """alpha = 0.9 (a coverage level given as alpha) ran silently and showed the oracle covering 10%."""
+    suite = suite_with(tmp_path, 'name = "ar"\nparams = { n_train = 250, n_test = 100 }', 'name = "oracle"')
+    suite.write_text(suite.read_text().replace('name = "case"', 'name = "case"\nalpha = 0.9'))
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "alpha 0.9 is the share of misses a method aims at: it asks for 10% intervals; for 90% intervals give " \
+           "alpha = 0.1" in out
