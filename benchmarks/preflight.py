@@ -176,6 +176,22 @@ def _check_task(task: Task, problem, cls: type[IntervalMethod]) -> tuple[int, in
     return 0, 0
 
 
+def _protocol_notes(protocol: dict, steps: int, problem: SeriesProblem) -> list[str]:
+    """What a valid protocol does other than it may seem to: a refit interval it ignores, test steps it clips."""
+    lines = []
+    kind, every, asked = protocol.get("kind", "online"), protocol.get("retrain_every"), protocol.get("test_steps")
+    if kind == "offline" and every not in (None, 1):
+        lines.append(f"the offline protocol fits once on the training span: its retrain_every = {every} has no "
+                     "effect (use kind = \"online\" to refit)")
+    if kind == "online" and every is not None and steps > 1 and every >= steps:
+        lines.append(f"retrain_every = {every} is at least its {steps} test steps: one fit serves the whole test "
+                     "span, as offline")
+    available = problem.n_steps - problem.test_start
+    if asked is not None and asked > available:
+        lines.append(f"test_steps = {asked} is more than its {available} test steps: all {available} are used")
+    return lines
+
+
 #: A series task beyond these many test steps or refits gets a line about its cost before it runs.
 LARGE_STEPS, LARGE_FITS = 100_000, 2_000
 LONG_RUN_NOTE = "expect a long run"
@@ -331,6 +347,9 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             except Exception as exc:
                 problems[_about_task(task, exc)] = None
                 continue
+            if isinstance(problem, SeriesProblem):
+                notes.update(dict.fromkeys(f"dataset {label!r}: {line}"
+                                           for line in _protocol_notes(c["protocol"], steps, problem)))
             if steps > LARGE_STEPS or fits > LARGE_FITS:
                 notes[f"dataset {label!r}: {steps:,} online test steps and {fits:,} refits per task (the default "
                       "suite's are 2,000 and 20); " + LONG_RUN_NOTE + ", or shorten the test span, raise retrain_every "

@@ -373,3 +373,19 @@ def test_an_alpha_above_one_half_runs_with_a_note_on_what_it_asks_for(tmp_path, 
     out = capsys.readouterr().out
     assert "alpha 0.9 is the share of misses a method aims at: it asks for 10% intervals; for 90% intervals give " \
            "alpha = 0.1" in out
+
+
+@pytest.mark.parametrize("protocol, expected", [
+    ('{ kind = "offline", retrain_every = 5 }', "the offline protocol fits once on the training span: its "
+                                                "retrain_every = 5 has no effect"),
+    ('{ kind = "online", window = 200, retrain_every = 1000 }', "retrain_every = 1000 is at least its 100 test steps: "
+                                                               "one fit serves the whole test span"),
+    ('{ kind = "online", window = 200, retrain_every = 50, test_steps = 5000 }',
+     "test_steps = 5000 is more than its 100 test steps: all 100 are used"),
+])
+def test_a_protocol_that_does_less_than_it_says_runs_with_a_note(tmp_path, capsys, protocol, expected):
+    suite = suite_with(tmp_path, 'name = "ar"\nparams = { n_train = 250, n_test = 100 }', 'name = "oracle"')
+    suite.write_text(suite.read_text().replace('protocol = { kind = "online", window = 200, retrain_every = 50 }',
+                                               f"protocol = {protocol}"))
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
+    assert f"dataset 'ar': {expected}" in capsys.readouterr().out
