@@ -450,8 +450,9 @@ def _without_repeats(tasks: list[Task]) -> tuple[list[Task], list[str]]:
         if seen[key] == 1:
             kept.append(task)
     lines = {f"{t.config['dataset']['label']} / {t.config['method']['name']} {t.config['setting']} / alpha "
-             f"{t.config['alpha']:g} is given {seen[stable_hash(t.config)]} times by the suite and the selection; "
-             "it runs once": None for t in kept if seen[stable_hash(t.config)] > 1}
+             f"{t.config['alpha']:g} is given {seen[stable_hash(t.config)]} times (a repeated entry or grid value, "
+             "or the same configuration under two entries); it runs once": None
+             for t in kept if seen[stable_hash(t.config)] > 1}
     return kept, list(lines)
 
 

@@ -271,7 +271,8 @@ def test_repeated_entries_run_once_with_a_line(tmp_path, capsys):
     suite.write_text(SUITE + '\n[[methods]]\nname = "autoreg"\nparams = { lags = 2 }\n')
     assert cli_run(suite, tmp_path / "r", "--datasets", "ar", "--methods", "autoreg") == 0
     out = capsys.readouterr().out
-    assert "ar / autoreg default / alpha 0.1 is given 2 times by the suite and the selection; it runs once" in out
+    assert "ar / autoreg default / alpha 0.1 is given 2 times (a repeated entry or grid value, or the same " \
+           "configuration under two entries); it runs once" in out
     assert "ran 1," in out
     # named twice on the command line: once said, whether the suite has the method or not
     assert cli_run(suite, tmp_path / "r2", "--datasets", "ar", "ar", "--methods", "autoreg", "autoreg", "aci",
