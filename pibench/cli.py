@@ -212,7 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pibench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="run a suite (default: built-in synthetic data, no download)")
+    run = sub.add_parser("run", help="run a suite (default: built-in synthetic data, no download)",
+                         epilog="exit status: 0 every task finished, 1 some task failed (the others are stored), "
+                                "2 bad input (nothing was run), 130 interrupted (finished tasks are kept)")
     run.add_argument("--suite", default=None, help="built-in suite name or TOML file (default: 'default')")
     run.add_argument("--methods", nargs="+", help="keep only these methods (names from `pibench list`)")
     run.add_argument("--plugin", nargs="+", metavar="FILE.py", help=PLUGIN_HELP)
@@ -243,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=_run)
 
     report = sub.add_parser("report", help="summary tables (markdown + CSV), figures and HTML from stored results")
-    report.add_argument("--results-dir", default=DEFAULT_RESULTS)
+    report.add_argument("--results-dir", default=DEFAULT_RESULTS,
+                        help=f"the folder a run wrote (default ./{DEFAULT_RESULTS})")
     report.add_argument("--html", action="store_true",
                         help="also write DIR/report.html (self-contained, figures inline)")
     report.add_argument("--figures", metavar="FOLDER", help="also write every figure as PNG and SVG into FOLDER")
@@ -251,7 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     plot = sub.add_parser("plot", help="draw one figure from stored results (no NAME: list the figures)")
     plot.add_argument("name", nargs="?", help="figure name (or its kind, e.g. tradeoff) from `pibench plot`")
-    plot.add_argument("--results-dir", default=DEFAULT_RESULTS)
+    plot.add_argument("--results-dir", default=DEFAULT_RESULTS,
+                      help=f"the folder a run wrote (default ./{DEFAULT_RESULTS})")
     plot.add_argument("--out", help="output file; the suffix picks the format (.png, .svg, .pdf); "
                                     "default DIR/figures/NAME.png")
     plot.set_defaults(func=_plot)
