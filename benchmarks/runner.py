@@ -42,7 +42,7 @@ from pibench.benchmarks.forecast_stage import (
 from pibench.benchmarks.preflight import LONG_RUN_NOTE, prepare_tasks, task_method, task_method_class, task_problem
 from pibench.benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
 from pibench.benchmarks.provenance import code_version, identity_change, provenance
-from pibench.benchmarks.store import ResultsStore, check_results_dir
+from pibench.benchmarks.store import ResultsStore, check_results_dir, row_of
 from pibench.benchmarks.suite import Task, stable_hash
 from pibench.data_loaders.oracle import oracle_test_lengths
 from pibench.data_loaders.problems import SeriesProblem
@@ -52,7 +52,7 @@ from pibench.methods.code_identity import files_part, source_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
 from pibench.reports.metrics import DERIVED_FIELDS, default_cap, metrics_from_predictions
-from pibench.reports.selection import select_current
+from pibench.reports.selection import configuration_change, select_current
 from pibench.reports.statistics import compute_statistics
 from pibench.reports.summary import write_summary
 
@@ -472,9 +472,15 @@ def _why_again(todo: list[Task], why: dict[str, str | None], store: ResultsStore
     lines = [f"{t.label()} (task {t.task_id}): {why[t.task_id]}" for t in todo if why[t.task_id] != "no record"]
     new = [t for t in todo if why[t.task_id] == "no record"]
     earlier = store.identities_by_config() if new else {}
+    rows: dict[tuple, list[tuple[str, dict]]] | None = None
     for task in new:
         before = [entry for entry in earlier.get(stable_hash(task.config), []) if entry[1] != task.task_id]
         reason = identity_change(_nearest(before, task.bound_identity), task.bound_identity) if before else None
+        if not before:  # a new configuration of a row run before: say what changed in it
+            rows = store.configs_by_row() if rows is None else rows
+            older = sorted(rows.get(row_of(task.config), []), key=lambda entry: entry[0])
+            changed = configuration_change(older[-1][1], task.config) if older else ""
+            reason = f"its configuration changed since the last run of this row: {changed}" if changed else None
         if reason:
             lines.append(f"{task.label()} (task {task.task_id}): {reason}")
     return lines

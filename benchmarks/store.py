@@ -252,6 +252,20 @@ class ResultsStore:
                 continue
         return found
 
+    def configs_by_row(self) -> dict[tuple, list[tuple[str, dict]]]:
+        """(suite, dataset label, method, setting, alpha, seed) -> [(started_at, config)] of every record that
+        parses, unchecked: enough to say which configuration a task replaces, never used as a result."""
+        found: dict[tuple, list[tuple[str, dict]]] = {}
+        for path in sorted(self.tasks_dir.glob("*.json")) if self.tasks_dir.is_dir() else []:
+            try:
+                record = json.loads(path.read_text()) if path.is_file() else None
+                if isinstance(record, dict) and isinstance(record.get("config"), dict):
+                    found.setdefault(row_of(record["config"]), []).append((str(record.get("started_at") or ""),
+                                                                            record["config"]))
+            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                continue
+        return found
+
     def stored_suites(self) -> list[str]:
         """The suite names the record files here give, sorted, unchecked: only to name the command that
         would fill the store again, never a result."""
@@ -308,6 +322,12 @@ class ResultsStore:
             record["predictions_sha256"] = _sha256(data)
         text = json.dumps(record, indent=1, sort_keys=True, default=str)
         atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
+
+
+def row_of(config: dict) -> tuple:
+    """A configuration's table row and seed: (suite, dataset label, method, setting, alpha, seed)."""
+    return (config.get("suite"), config["dataset"]["label"], config["method"]["name"], config.get("setting"),
+            config.get("alpha"), config.get("seed"))
 
 
 def _shown_fields(record: dict) -> dict:

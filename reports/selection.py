@@ -60,19 +60,19 @@ def _why_other(record: dict, chosen: tuple[str, str, str]) -> str:
         return f"pibench code {code or 'unknown'}, the table's {chosen[0] or 'unknown'}"
     if plugin != chosen[1]:
         return describe_change(json.loads(plugin), json.loads(chosen[1])) or "other plugin code"
-    differ = _differences(json.loads(config), json.loads(chosen[2]))
+    differ = configuration_change(json.loads(config), json.loads(chosen[2]), "the table's")
     return f"another configuration: {differ}" if differ else "another configuration"
 
 
-def _differences(mine: object, shown: object, path: str = "") -> str:
-    """"method.params.epochs 20, the table's 25; ..." for the leaves where two configurations differ."""
-    if isinstance(mine, dict) and isinstance(shown, dict):
-        parts = [_differences(mine.get(k), shown.get(k), f"{path}.{k}" if path else str(k))
-                 for k in sorted(set(mine) | set(shown))]
+def configuration_change(before: object, after: object, now: str = "now", path: str = "") -> str:
+    """"method.params.epochs 20, now 25; ..." for the leaves where two configurations differ ("" if none)."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        parts = [configuration_change(before.get(k), after.get(k), now, f"{path}.{k}" if path else str(k))
+                 for k in sorted(set(before) | set(after))]
         return "; ".join(p for p in parts if p)
-    if mine == shown:
+    if before == after:
         return ""
-    return f"{path} {json.dumps(mine, default=str)}, the table's {json.dumps(shown, default=str)}"
+    return f"{path} {json.dumps(before, default=str)}, {now} {json.dumps(after, default=str)}"
 
 
 def _data_of(record: dict) -> object:

@@ -270,7 +270,8 @@ def failing_method():
 
 def test_run_warns_on_failed_tasks_or_raises_on_request(plugin_project, failing_method):
     suite = plugin_project / "series.toml"
-    failed = r"(?s)1 task\(s\) failed.*always_fails default / seed 0 / alpha 0.1: RuntimeError: boom in fit"
+    failed = (r"(?s)1 task\(s\) failed.*always_fails default / seed 0 / alpha 0.1 \(task [0-9a-f]{20}\): "
+              r"RuntimeError: boom in fit")
     with pytest.warns(RunNote, match=failed):
         results = run(suite, methods=["always_fails", "autoreg"], results_dir=plugin_project / "w", progress=False)
     assert len(results.run_report.failed) == 1 and {r["method"] for r in results.records} == {"autoreg",

@@ -59,3 +59,30 @@ def test_a_superseded_configuration_names_what_differs():
     chosen, (out,) = select_current([old, new], "v1")
     assert [r["task_id"] for r in chosen] == ["new"]
     assert out.reason.endswith("(another configuration: method.params.epochs 20, the table's 25 here)")
+
+
+def test_a_run_after_a_parameter_edit_names_what_changed(tmp_path):
+    """Editing one parameter reran its rows with only 'ran 1, skipped 1' to show for it."""
+    from pibench import run
+
+    suite = tmp_path / "s.toml"
+    text = """
+name = "s"
+protocol = { kind = "online", window = 100, retrain_every = 50 }
+[[datasets]]
+name = "ar"
+params = { n_train = 150, n_test = 120 }
+[[methods]]
+name = "autoreg"
+params = { lags = LAGS }
+[[methods]]
+name = "oracle"
+"""
+    suite.write_text(text.replace("LAGS", "1"))
+    run(suite, results_dir=tmp_path / "r", progress=False)
+    suite.write_text(text.replace("LAGS", "2"))
+    report = run(suite, results_dir=tmp_path / "r", progress=False).run_report
+    assert report.skipped == 1 and len(report.executed) == 1
+    (line,) = report.redone
+    assert line.startswith("ar / autoreg default / seed 0 / alpha 0.1 (task ")
+    assert line.endswith("its configuration changed since the last run of this row: method.params.lags 1, now 2")
