@@ -97,20 +97,21 @@ def _step_numbers(key: pd.Series) -> np.ndarray:
 
 
 def skipped_steps_note(ids: np.ndarray, steps: list[np.ndarray], need: int, step_column: str) -> str | None:
-    """A note where the last ``need`` steps of some sequence are not evenly spaced by the file's usual step
-    (the most common difference): their values are used as consecutive all the same."""
+    """A note where the last ``need`` steps of some sequence skip: a difference of at least 1.5 times the file's
+    usual step (the most common one; months of 28 to 31 days and float steps never count). Their values are
+    used as consecutive all the same."""
     gaps = [np.diff(s[-need:]) for s in steps]
     every = np.concatenate(gaps) if gaps else np.array([])
     if not len(every):
         return None
     values, counts = np.unique(every, return_counts=True)
     usual = values[np.argmax(counts)]
-    uneven = [(i, s[-need:], g) for i, s, g in zip(ids, steps, gaps) if (g != usual).any()]
+    uneven = [(i, s[-need:], g) for i, s, g in zip(ids, steps, gaps) if (g >= 1.5 * usual).any()]
     if not uneven:
         return None
     first_id, first_steps, first_gaps = uneven[0]
-    at = int(np.flatnonzero(first_gaps != usual)[0])
-    return (f"{len(uneven)} of {len(ids)} sequence(s) are not evenly spaced in {step_column!r} over the "
+    at = int(np.flatnonzero(first_gaps >= 1.5 * usual)[0])
+    return (f"{len(uneven)} of {len(ids)} sequence(s) skip steps in {step_column!r} over the "
             f"{need} steps used (sequence {str(first_id)!r}: {_step_text(first_steps[at])} then "
             f"{_step_text(first_steps[at + 1])}, where the usual step is {_step_text(usual, span=True)}): their "
             "values are used as consecutive; fill or drop the gaps if they matter")

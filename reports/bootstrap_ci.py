@@ -11,7 +11,9 @@ A record's predictions are first reduced to one value per resampling unit and me
   (the level of Bonferroni's per-horizon intervals, which the set methods aim at).
   Where the dataset groups its sequences (``cluster`` in the predictions: EEG's 64
   channels of a trial move together), the unit is a group, its values the sums over its
-  sequences times (groups / sequences), so that their mean is the mean over sequences.
+  sequences times (groups / sequences), so that their mean is the mean over sequences;
+  a replicate of groups of unequal sizes is the ratio of its resampled sums to its
+  resampled sizes (a share stays within [0, 1]).
 
 Steps of a series are serially dependent, so they are resampled by the stationary
 bootstrap of Politis & Romano (1994), ``arch.bootstrap.StationaryBootstrap``, with the
@@ -105,18 +107,32 @@ def block_length(values: np.ndarray) -> int:
     return int(min(max(best, 1), max(1, n // 4)))
 
 
-def replicates(values: np.ndarray, dependent: bool, seed: int, reps: int = REPS) -> tuple[np.ndarray, int]:
+def replicates(values: np.ndarray, dependent: bool, seed: int, reps: int = REPS,
+               sizes: np.ndarray | None = None) -> tuple[np.ndarray, int]:
     """(bootstrap replicates (reps, k) of the column means of ``values``, the mean block length used):
-    the stationary bootstrap for dependent units, else the i.i.d. bootstrap (block length 1)."""
+    the stationary bootstrap for dependent units, else the i.i.d. bootstrap (block length 1). ``sizes``
+    (n,), of groups of sequences scaled to mean 1 (:func:`group_sizes`): each replicate divided by its
+    resampled sizes' mean (the ratio estimator)."""
     rng = np.random.default_rng(seed)
     length = block_length(values) if dependent else 1
-    bootstrap: IIDBootstrap = StationaryBootstrap(length, values, seed=rng) if dependent else IIDBootstrap(
-        values, seed=rng)
-    draws = bootstrap.apply(lambda x: x.mean(axis=0), reps)
-    return np.asarray(draws, dtype=float).reshape(reps, values.shape[1]), length
+    columns = values if sizes is None else np.column_stack([values, sizes])
+    bootstrap: IIDBootstrap = StationaryBootstrap(length, columns, seed=rng) if dependent else IIDBootstrap(
+        columns, seed=rng)
+    draws = np.asarray(bootstrap.apply(lambda x: x.mean(axis=0), reps), dtype=float).reshape(reps, columns.shape[1])
+    if sizes is not None:
+        draws = draws[:, :-1] / draws[:, -1:]
+    return draws, length
 
 
-def seed_replicates(units: list[np.ndarray], draws: list[np.ndarray], dependent: bool, seed: int) -> np.ndarray:
+def group_sizes(clusters: np.ndarray) -> np.ndarray | None:
+    """The sizes of a set's groups of sequences (the sequences column of its clusters), scaled to mean 1, or
+    None where they are all equal (the plain mean is then the ratio)."""
+    sizes = np.asarray(clusters, dtype=float)[:, 0]
+    return None if np.ptp(sizes) == 0 else sizes / sizes.mean()
+
+
+def seed_replicates(units: list[np.ndarray], draws: list[np.ndarray], dependent: bool, seed: int,
+                    sizes: np.ndarray | None = None) -> np.ndarray:
     """A row's replicates (reps, k) from its seeds' units (each (n, k)) and own replicates (each (reps, k)):
     replicate b draws as many seeds as there are, with replacement, and one resample of the units (blocks of
     test steps, or sequences) for all of them (module docstring). One seed: its own replicates. Seeds over
@@ -138,7 +154,8 @@ def seed_replicates(units: list[np.ndarray], draws: list[np.ndarray], dependent:
         weights[b] = np.bincount(data[0], minlength=n) / n
     share = np.zeros((reps, n_seeds))  # replicate b's share of each seed
     np.add.at(share, (np.arange(reps)[:, None], drawn), 1 / n_seeds)
-    return np.einsum("bs,bsk->bk", share, np.einsum("bn,snk->bsk", weights, stacked))
+    out = np.einsum("bs,bsk->bk", share, np.einsum("bn,snk->bsk", weights, stacked))
+    return out if sizes is None else out / (weights @ sizes)[:, None]  # groups of unequal sizes: the ratio
 
 
 def percentile_ci(draws: np.ndarray, level: float = CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:

@@ -20,12 +20,16 @@ so the counts are taken as clustered binary data, a time step (a test sequence) 
 cluster, and each statistic is divided by its design effect (Rao & Scott 1992, "A
 simple method for the analysis of clustered binary data"): for a proportion
 p = sum x_j / sum n_j over clusters j of n_j indicators with x_j ones,
-deff = sum (x_j - n_j p)^2 / (p (1 - p) sum n_j), at least 1, and exactly 1 where every
-cluster holds one indicator (a single series of one seed: the plain tests). LR_uc uses
-the deff of the misses; LR_ind the counts from state 0 divided by the deff of the
-transitions from state 0, those from state 1 by theirs; joint coverage the binomial
-test on the covered and total sequences divided by their deff, rounded. Identical
-seeds give exactly the one seed's statistics (deff = the number of seeds).
+deff = sum (x_j - n_j p)^2 / (p (1 - p) sum n_j) (their variance estimate without its
+m / (m - 1) factor for m clusters: hundreds here), at least 1 (the tests are never made
+bolder than independence allows), exactly 1 where every cluster holds one indicator (a
+single series of one seed: the plain tests), and sum n_j^2 / sum n_j, as if each cluster
+moved as one, where p is 0 or 1 and the clusters tell nothing of their spread. LR_uc and
+LR_ind are both divided by the deff of the misses (one estimate: the transitions' own,
+per state, are noisy on short spans and cannot be had where a state is never left); joint
+coverage is the binomial test on the covered and total sequences divided by their deff,
+rounded. Identical seeds give exactly the one seed's statistics (deff = the number of
+seeds).
 No well-kept library implements these tests (arch and statsmodels do not); scipy's
 chi2 and binomtest do the distributions.
 """
@@ -84,11 +88,7 @@ def lr_uc(counts: MissCounts, alpha: float) -> float:
 
 def lr_ind(counts: MissCounts) -> float:
     """Christoffersen's independence statistic (module docstring); 0 when a state is never left."""
-    return _lr_ind(counts.n00, counts.n01, counts.n10, counts.n11)
-
-
-def _lr_ind(n00: float, n01: float, n10: float, n11: float) -> float:
-    """LR_ind of transition counts (whole, or divided by design effects)."""
+    n00, n01, n10, n11 = counts.n00, counts.n01, counts.n10, counts.n11
     total = n00 + n01 + n10 + n11
     if total == 0:
         return 0.0
@@ -121,28 +121,31 @@ def joint_coverage_test(covered: int, n: int, alpha: float) -> float:
 
 
 #: The columns of a series' clusters (:func:`step_clusters`): per time step t, the miss indicators observed
-#: (series x seeds), the misses, and of the transitions from t to t + 1 those 0 -> 1 and 1 -> 1.
-CLUSTER_COLUMNS = ("observed", "missed", "n01", "n11")
+#: (series x seeds), the misses, of the transitions from t to t + 1 those 0 -> 1 and 1 -> 1, and the
+#: indicators that have a step t + 1 (none at a series' last step, so that seeds of other lengths, side by
+#: side, never make a transition from one's end to the other's start).
+CLUSTER_COLUMNS = ("observed", "missed", "n01", "n11", "continued")
 
 
 def step_clusters(misses: ArrayLike) -> np.ndarray:
-    """(n_steps, 4) int counts per time step of misses (n_steps,) or (n_steps, G), in the order of
-    :data:`CLUSTER_COLUMNS`; the last step has no transition (0, 0). Summed over seeds step by step, they
-    are a row's clusters."""
+    """(n_steps, 5) int counts per time step of misses (n_steps,) or (n_steps, G), in the order of
+    :data:`CLUSTER_COLUMNS`. Summed over seeds step by step, they are a row's clusters."""
     m = np.asarray(misses, dtype=bool)
     if m.ndim == 1:
         m = m[:, None]
-    out = np.zeros((len(m), 4), dtype=np.int64)
+    out = np.zeros((len(m), 5), dtype=np.int64)
     out[:, 0], out[:, 1] = m.shape[1], m.sum(axis=1)
     out[:-1, 2] = (~m[:-1] & m[1:]).sum(axis=1)
     out[:-1, 3] = (m[:-1] & m[1:]).sum(axis=1)
+    out[:-1, 4] = m.shape[1]
     return out
 
 
 def counts_of(clusters: np.ndarray) -> MissCounts:
     """The pooled counts of a series' clusters (:func:`step_clusters`), as :func:`miss_counts` gives them."""
-    observed, missed, n01, n11 = (clusters[:, j] for j in range(4))
-    from0, from1 = observed[:-1] - missed[:-1], missed[:-1]  # indicators with a next step, by their state
+    observed, missed, n01, n11, continued = (clusters[:, j] for j in range(5))
+    from1 = np.where(continued > 0, missed, 0)  # misses with a next step
+    from0 = continued - from1
     return MissCounts(n0=int(observed.sum() - missed.sum()), n1=int(missed.sum()), n00=int(from0.sum() - n01.sum()),
                       n01=int(n01.sum()), n10=int(from1.sum() - n11.sum()), n11=int(n11.sum()))
 
@@ -150,14 +153,14 @@ def counts_of(clusters: np.ndarray) -> MissCounts:
 def design_effect(ones: ArrayLike, trials: ArrayLike) -> float:
     """Rao & Scott's (1992) design effect of a proportion over clusters with ``trials`` (n_j,) indicators of
     which ``ones`` (n_j,) are 1 (module docstring): at least 1; 1 where every cluster has at most one
-    indicator or the proportion is 0 or 1."""
+    indicator; sum n_j^2 / sum n_j where the proportion is 0 or 1."""
     x, n = np.asarray(ones, dtype=float), np.asarray(trials, dtype=float)
     total = n.sum()
     if total == 0 or n.max() <= 1:
         return 1.0
     p = x.sum() / total
-    if p <= 0 or p >= 1:
-        return 1.0
+    if p <= 0 or p >= 1:  # no spread to estimate it from: as if each cluster moved as one
+        return float((n ** 2).sum() / total)
     return max(1.0, float(((x - n * p) ** 2).sum() / (p * (1 - p) * total)))
 
 
@@ -169,17 +172,13 @@ class ClusteredTests(CoverageTests):
 
 
 def clustered_coverage_tests(clusters: np.ndarray, alpha: float) -> ClusteredTests:
-    """Kupiec's and Christoffersen's tests of a series' clusters (:func:`step_clusters`), each statistic
-    divided by its design effect (module docstring)."""
+    """Kupiec's and Christoffersen's tests of a series' clusters (:func:`step_clusters`), both statistics
+    divided by the design effect of the misses (module docstring)."""
     c = counts_of(clusters)
-    observed, missed, n01, n11 = (clusters[:, j] for j in range(4))
-    deff_uc = design_effect(missed, observed)
-    deff0 = design_effect(n01[:-1], observed[:-1] - missed[:-1])  # the last step has no transition
-    deff1 = design_effect(n11[:-1], missed[:-1])
-    uc = lr_uc(c, alpha) / deff_uc
-    ind = _lr_ind(c.n00 / deff0, c.n01 / deff0, c.n10 / deff1, c.n11 / deff1)
+    deff = design_effect(clusters[:, 1], clusters[:, 0])
+    uc, ind = lr_uc(c, alpha) / deff, lr_ind(c) / deff
     return ClusteredTests(p_uc=float(chi2.sf(uc, 1)), p_ind=float(chi2.sf(ind, 1)), p_cc=float(chi2.sf(uc + ind, 2)),
-                          design_effect=deff_uc)
+                          design_effect=deff)
 
 
 def clustered_joint_coverage_test(covered: ArrayLike, seeds: ArrayLike, alpha: float) -> tuple[float, float]:

@@ -27,6 +27,7 @@ from pibench.reports.bootstrap_ci import (
     REPS,
     SERIES_METRICS,
     SET_METRICS,
+    group_sizes,
     percentile_ci,
     replicates,
     seed_replicates,
@@ -37,7 +38,7 @@ from pibench.reports.comparisons import diebold_mariano, model_confidence_set
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 5
+STATS_VERSION = 6
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -87,9 +88,6 @@ def _arrays_sha256(arrays: dict[str, np.ndarray]) -> str:
 
 def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
     units, dependent = unit_values(frame, float(record["alpha"]), tuple(record["length_cap"]))
-    # seeded by what the task is (its config), not by the code that ran it: the same predictions give the same
-    # CIs after any change of pibench that leaves them alone
-    draws, block = replicates(units, dependent, _seed_of(json.dumps(record["config"], sort_keys=True)))
     if dependent:
         width = len(frame["group"].unique())
         misses = ~((frame["y"] >= frame["lower"]) & (frame["y"] <= frame["upper"])).to_numpy().reshape(-1, width)
@@ -100,6 +98,10 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
         groups = sequence_clusters(frame)
         groups = np.arange(len(joint)) if groups is None else groups
         clusters = np.column_stack([np.bincount(groups), np.bincount(groups, weights=joint)]).astype(np.int64)
+    # seeded by what the task is (its config), not by the code that ran it: the same predictions give the same
+    # CIs after any change of pibench that leaves them alone
+    draws, block = replicates(units, dependent, _seed_of(json.dumps(record["config"], sort_keys=True)),
+                              sizes=None if dependent else group_sizes(clusters))
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters)
 
 
@@ -328,7 +330,8 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], in_mcs: bool | None) -> dict:
     kind = members[0][1].kind
     draws = seed_replicates([s.units for _, s in members], [s.draws for _, s in members], kind == "series",
-                            _seed_of(json.dumps([str(k) for k in key])))
+                            _seed_of(json.dumps([str(k) for k in key])),
+                            None if kind == "series" else group_sizes(members[0][1].clusters))
     low, high = percentile_ci(draws)
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
             **_ci_columns(kind, members[0][1].metrics, low, high),

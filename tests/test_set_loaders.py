@@ -259,13 +259,19 @@ def test_csv_sets_says_where_a_sequences_steps_skip(tmp_path):
     assert csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata.get("notes") is None
     frame[~((frame["id"] == "p2") & (frame["step"] == 8))].to_csv(numbered, index=False)
     (note,) = csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata["notes"]
-    assert note.startswith("1 of 20 sequence(s) are not evenly spaced in 'step' over the 9 steps used (sequence "
+    assert note.startswith("1 of 20 sequence(s) skip steps in 'step' over the 9 steps used (sequence "
                            "'p2': 7 then 9, where the usual step is 1)")
     days = frame.assign(step=(pd.Timestamp("2020-01-01") + pd.to_timedelta(frame["step"], unit="D")).dt.strftime(
         "%Y-%m-%d"))
     days[~((days["id"] == "p2") & (days["step"] == "2020-01-09"))].to_csv(numbered, index=False)
     (note,) = csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata["notes"]
     assert "(sequence 'p2': 2020-01-08 then 2020-01-10, where the usual step is 1 day(s))" in note
+    months = frame.assign(step=pd.date_range("2019-01-01", periods=12, freq="MS").strftime("%Y-%m-%d").to_numpy()[
+        frame["step"]], value=frame["value"])  # months of 28 to 31 days, and steps of 0.1, are even
+    months.to_csv(numbered, index=False)
+    assert csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata.get("notes") is None
+    frame.assign(step=frame["step"] * 0.1).to_csv(numbered, index=False)
+    assert csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata.get("notes") is None
 
 
 def _tails(path: Path, ids) -> list[tuple]:
