@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 DEFAULT_RESULTS = "results"
@@ -283,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     from pibench.data_loaders.fetch import FetchError
 
     args = build_parser().parse_args(argv)
+    previous = _stop_on_sigterm()
     try:
         code = args.func(args)
         sys.stdout.flush()  # a reader that stopped early (a full pipe) shows here, not at Python's exit
@@ -301,9 +304,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pibench: error: {exc.strerror or exc}{where}; check that the folder exists, is yours to write "
               "and has space.", file=sys.stderr)
         return 2
+    except TimeoutError as exc:  # before OSError: no worker is no file system's fault
+        print(f"pibench: error: {exc}" if "has no worker" not in str(exc) else
+              "pibench: error: no dask worker joined the scheduler in time; start workers for it (dask worker "
+              "ADDRESS) and rerun.", file=sys.stderr)
+        return 2
+    except Terminated:
+        print("pibench: stopped (SIGTERM); finished tasks are saved, rerun the same command to resume.",
+              file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("pibench: interrupted; finished tasks are saved, rerun the same command to resume.", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a batch system's stop, `timeout`, `kill`): stops a run as Ctrl-C does, its workers with it."""
+
+
+def _stop_on_sigterm():
+    """Make SIGTERM raise :class:`Terminated` in the main thread (the workers then stop with the run instead of
+    writing on without it); the previous handler, to restore, or None where signals cannot be set here."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum, frame):
+        raise Terminated()
+
+    return signal.signal(signal.SIGTERM, stop)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,53 @@
+"""A run stopped from outside (SIGTERM from a batch system, `timeout`, `kill`) stops as Ctrl-C does: a line,
+its own exit status, and its loky workers gone with it. They used to carry on through the queue without their
+parent, writing records into a results dir whose lock was already released."""
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import psutil
+import pytest
+
+SLOW = textwrap.dedent("""
+    name = "slow"
+    protocol = { kind = "online", window = 150, retrain_every = 1 }
+    [[datasets]]
+    name = "ar"
+    params = { n_train = 200, n_test = 400 }
+    [[methods]]
+    name = "aci"
+    params = { base = "mlp", hidden = 16, epochs = 30 }
+    grid = { gamma = [0.0, 0.001, 0.002, 0.003, 0.004, 0.005] }
+    """)
+
+
+@pytest.mark.parametrize("stop, status, said", [(signal.SIGTERM, 143, "stopped (SIGTERM)"),
+                                               (signal.SIGINT, 130, "interrupted")])
+def test_a_stopped_run_takes_its_workers_with_it(tmp_path, stop, status, said):
+    (tmp_path / "slow.toml").write_text(SLOW)
+    run = subprocess.Popen([sys.executable, "-m", "pibench", "run", "--suite", str(tmp_path / "slow.toml"), "-j", "2",
+                            "--results-dir", str(tmp_path / "r"), "--no-progress"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    parent = psutil.Process(run.pid)
+    deadline = time.monotonic() + 120
+    workers: list[psutil.Process] = []
+    while time.monotonic() < deadline and len(workers) < 2:  # the workers are at work
+        workers = [p for p in parent.children(recursive=True) if "loky" in " ".join(p.cmdline())
+                   and "resource_tracker" not in " ".join(p.cmdline())]
+        time.sleep(0.5)
+    assert len(workers) >= 2, "the run never started its workers"
+    time.sleep(3)
+    run.send_signal(stop)
+    _, err = run.communicate(timeout=120)
+    assert run.returncode == status and said in err and "Traceback" not in err, err
+    gone, alive = psutil.wait_procs(workers, timeout=30)
+    for orphan in alive:  # never leave them running, whatever the verdict
+        orphan.kill()
+    assert not alive, f"{len(alive)} worker(s) still running after the run stopped"
+    written = sorted((tmp_path / "r" / "tasks").glob("*.json")) if (tmp_path / "r" / "tasks").is_dir() else []
+    time.sleep(2)
+    after = sorted((tmp_path / "r" / "tasks").glob("*.json")) if (tmp_path / "r" / "tasks").is_dir() else []
+    assert after == written  # nothing writes on after the run has stopped
