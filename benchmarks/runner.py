@@ -45,6 +45,7 @@ from pibench.benchmarks.provenance import code_version, identity_change, provena
 from pibench.benchmarks.store import ResultsStore, check_results_dir, row_of
 from pibench.benchmarks.suite import Task, stable_hash
 from pibench.data_loaders.oracle import oracle_test_lengths
+from pibench.data_loaders.paths import DATA_ENV_VAR
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.volatility import volatility_of_test_steps
 from pibench.methods.base import IntervalMethod
@@ -134,7 +135,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         "config": c, "identity": identity, "data_fingerprint": identity["data"],
         "data_seed": task.data_seed, "method_seed": task.method_seed,
         "started_at": datetime.now(UTC).isoformat(timespec="milliseconds"), **provenance(),
-        "device": device, **({"cell": cell} if cell else {}),
+        "device": device, "threads": threads, **({"cell": cell} if cell else {}),
     }
     predictions = None
     tic = time.perf_counter()
@@ -183,6 +184,10 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
     record["wall_seconds"] = time.perf_counter() - tic
     ResultsStore(results_dir).write(task.task_id, record, predictions)
     return record
+
+
+#: What `pibench report` writes beside the store, removed by a run that computed something (never stale).
+REPORT_FILES = ("summary.md", "report.html")
 
 
 def execute_chunk(task: Task, fits: range, results_dir: str | os.PathLike, data_dir: str | None = None,
@@ -400,6 +405,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     device = resolve_device(device)
     batch_cells = device == "cuda" if batch_cells is None else batch_cells
     check_results_dir(results_dir)
+    # the folder this process found the data in, given to every worker: a dask worker elsewhere has not
+    # this shell's PIBENCH_DATA
+    data_dir = data_dir if data_dir is not None else os.environ.get(DATA_ENV_VAR) or None
     tasks, notes = prepare_tasks(tasks, data_dir)
     for line in notes:  # a run's cost is worth knowing before the wait (the report repeats it at the end)
         if LONG_RUN_NOTE in line:
@@ -447,6 +455,9 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         current, _ = select_current(store.records(), code_version(), plugins, store.requested())
         statistics = compute_statistics(current, store.predictions, store.statistics_cache)
         summary = write_summary(current, Path(results_dir), statistics.tasks)
+        if executed:  # what `pibench report` wrote no longer holds every task: it writes them again
+            for derived in REPORT_FILES:
+                (Path(results_dir) / derived).unlink(missing_ok=True)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary, notes=notes,
                      redone=redone)
 

@@ -158,6 +158,20 @@ class ResultsStore:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
 
+    def in_use(self) -> bool:
+        """Whether a run holds the results dir now (:meth:`lock`); False where there is no lock file to ask."""
+        path = self.root / ".lock"
+        try:
+            with open(path) as fh:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return True
+                fcntl.flock(fh, fcntl.LOCK_UN)
+        except OSError:
+            return False
+        return False
+
     # -- reading, with the checks that decide whether a task is done ------------
     def _load(self, path: Path) -> tuple[dict | None, str | None]:
         """(record, None) if ``path`` holds a complete record, else (None, why not)."""

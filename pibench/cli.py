@@ -83,6 +83,7 @@ def _clear_summaries(results_dir: str) -> None:
 
 def _report(args: argparse.Namespace) -> int:
     from pibench.api import load_results
+    from pibench.benchmarks.store import ResultsStore
     from pibench.reports.summary import write_summary
 
     if args.figures:
@@ -96,21 +97,27 @@ def _report(args: argparse.Namespace) -> int:
         return 1
     table = results.tables()
     print(table)
+    if ResultsStore(args.results_dir).in_use():
+        print(f"pibench: note: a run is writing into {args.results_dir} now; these tables hold the tasks finished so "
+              "far (report again when it ends).", file=sys.stderr)
     try:
         csv_path = write_summary(results.records, args.results_dir, results.statistics.tasks)
         md_path = Path(args.results_dir) / "summary.md"
         md_path.write_text(table)
-    except OSError as exc:
+        print(f"wrote {csv_path} and {md_path}")
+    except OSError as exc:  # a read-only store: the tables above, and the figures wherever --figures points
         print(f"pibench: warning: could not write the summary files into {args.results_dir} ({exc.strerror or exc}); "
-              "the tables above are all there is.", file=sys.stderr)
-        return 0
-    print(f"wrote {csv_path} and {md_path}")
+              "the tables above are all there is of them.", file=sys.stderr)
     if args.figures:
         _write_figures(results, args.figures)
     if args.html:
         page, names = results.html_page()
         html_path = Path(args.results_dir) / "report.html"
-        html_path.write_text(page)
+        try:
+            html_path.write_text(page)
+        except OSError as exc:
+            raise ValueError(f"could not write {html_path} ({exc.strerror or exc}); report from a copy of the "
+                             "folder you can write to, or use --figures FOLDER for the figures alone.") from None
         print(f"wrote {html_path} ({len(names)} figure(s): {', '.join(names) or 'none'})")
     return 0
 
@@ -216,7 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run a suite (default: built-in synthetic data, no download)",
                          epilog="exit status: 0 every task finished, 1 some task failed (the others are stored), "
-                                "2 bad input (nothing was run), 130 interrupted (finished tasks are kept)")
+                                "2 bad input (nothing was run), 130 interrupted, 143 stopped by SIGTERM (finished "
+                                "tasks are kept)")
     run.add_argument("--suite", default=None, help="built-in suite name or TOML file (default: 'default')")
     run.add_argument("--methods", nargs="+", help="keep only these methods (names from `pibench list`)")
     run.add_argument("--plugin", nargs="+", metavar="FILE.py", help=PLUGIN_HELP)

@@ -216,6 +216,13 @@ def test_read_only_results_dir(store):
         report = without_root_override(["report", "--results-dir", str(results)])
         assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
         assert "| tiny | ar | autoreg |" in report.stdout and "could not write the summary files" in report.stderr
+        # the figures go where --figures points all the same; the page, which belongs in the store, is refused
+        figures = results.parent / "figures_elsewhere"
+        report = without_root_override(["report", "--results-dir", str(results), "--figures", str(figures)])
+        assert report.returncode == 0 and any(figures.glob("*.png")), report.stderr
+        report = without_root_override(["report", "--results-dir", str(results), "--html"])
+        assert report.returncode == 2 and "could not write" in report.stderr and "report.html" in report.stderr
+        assert "Traceback" not in report.stderr, report.stderr
     finally:
         for folder in (results, results / "tasks"):
             folder.chmod(0o755)
@@ -389,3 +396,23 @@ def test_a_protocol_that_does_less_than_it_says_runs_with_a_note(tmp_path, capsy
                                                f"protocol = {protocol}"))
     assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
     assert f"dataset 'ar': {expected}" in capsys.readouterr().out
+
+
+def test_a_run_that_computes_removes_the_reports_it_made_stale_and_a_report_mid_run_says_so(store, tmp_path, capsys):
+    """summary.md kept 4 rows after a run added a fifth; a report while a run held the folder said nothing."""
+    from pibench.benchmarks.store import ResultsStore
+
+    results, _ = store
+    folder = tmp_path / "r"
+    shutil.copytree(results, folder)
+    assert main(["report", "--results-dir", str(folder), "--html"]) == 0
+    assert (folder / "summary.md").is_file() and (folder / "report.html").is_file()
+    assert main(["run", "--suite", str(results.parent / "tiny.toml"), "--results-dir", str(folder), "--no-progress",
+                 "--seeds", "0", "1"]) == 0  # a new seed: one task computed
+    assert not (folder / "summary.md").exists() and not (folder / "report.html").exists()
+    capsys.readouterr()
+    with ResultsStore(folder).lock():
+        assert main(["report", "--results-dir", str(folder)]) == 0
+    assert "a run is writing into" in capsys.readouterr().err
+    assert main(["report", "--results-dir", str(folder)]) == 0
+    assert "a run is writing into" not in capsys.readouterr().err

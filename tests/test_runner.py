@@ -112,7 +112,7 @@ def test_records_carry_provenance(suite, tmp_path):
     record = ResultsStore(tmp_path).records()[0]
     assert record["config"] == tasks[0].config and record["identity"] == tasks[0].identity
     assert record["versions"]["numpy"] and record["versions"]["torch"]
-    assert record["method_params"]["lags"] == 2 and record["wall_seconds"] > 0
+    assert record["method_params"]["lags"] == 2 and record["wall_seconds"] > 0 and record["threads"] == 1
     predictions = ResultsStore(tmp_path).predictions(record["task_id"])
     assert len(predictions) == record["n_test"] == 60
     covered = ((predictions.y >= predictions.lower) & (predictions.y <= predictions.upper)).mean()
