@@ -10,6 +10,7 @@ threads, a process-wide setting.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -125,4 +126,10 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
             yield -1
     finally:
         if cluster is not None:
-            cluster.close()
+            nanny = logging.getLogger("distributed.nanny")
+            level = nanny.level
+            nanny.setLevel(logging.ERROR)  # our own cluster's workers killed at its close: no warning of it
+            try:
+                cluster.close()
+            finally:
+                nanny.setLevel(level)
