@@ -193,4 +193,4 @@ def test_a_row_never_mixes_configurations(setup, tmp_path, capsys):
     newest = max((r for r in ResultsStore(results).records() if r["method"] == "autoreg"),
                  key=lambda r: r["started_at"])
     assert f"{100 * newest['coverage']:.2f} [" in row  # the coverage with its CI
-    assert out.count("(another configuration here)") == 2
+    assert out.count("(another configuration: method.params.lags 2, the table's 3 here)") == 2
