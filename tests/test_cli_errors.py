@@ -135,11 +135,16 @@ def test_the_protocol_dataset_and_methods_are_checked_in_one_go_even_where_the_d
         name = "autoreg"
         params = { lags = "many" }
         """))
-    code = main(["run", "--suite", str(path), "--results-dir", str(tmp_path / "r"), "--no-progress"])
+    each_said_once(path, tmp_path, capsys, ("no key(s) ['windw']", "kind='onlin'", "no parameter(s) ['n_tst']",
+                                             "no parameter(s) ['gama']", "lags='many': give an order >= 1"))
+
+
+def each_said_once(suite: Path, tmp_path: Path, capsys, texts) -> None:
+    """Run ``suite``: refused before any work (exit 2, no folder, no traceback), each of ``texts`` said once."""
+    code = main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and not (tmp_path / "r").exists()
-    for text in ("no key(s) ['windw']", "kind='onlin'", "no parameter(s) ['n_tst']", "no parameter(s) ['gama']",
-                 "lags='many': give an order >= 1"):
+    for text in texts:
         assert err.count(text) == 1, (text, err)
 
 
@@ -289,12 +294,10 @@ def test_protocols_that_meet_no_series_are_checked_and_a_set_datasets_protocol_i
         name = "cfrnn"
         protocol = { kind = "bogus" }
         """))
-    code = main(["run", "--suite", str(path), "--results-dir", str(tmp_path / "r"), "--no-progress"])
-    err = capsys.readouterr().err
-    assert code == 2 and "Traceback" not in err and not (tmp_path / "r").exists()
-    for text in ("top level: protocol has no key(s) ['windw']", "retrain_every=0: each must be at least 1",
-                 "seasonal_sets holds sets of sequences, which take no protocol", "(cfrnn): protocol kind='bogus'"):
-        assert err.count(text) == 1, (text, err)
+    each_said_once(path, tmp_path, capsys, ("top level: protocol has no key(s) ['windw']",
+                                             "retrain_every=0: each must be at least 1",
+                                             "seasonal_sets holds sets of sequences, which take no protocol",
+                                             "(cfrnn): protocol kind='bogus'"))
 
 
 @pytest.mark.parametrize("method, expected", [
