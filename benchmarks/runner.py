@@ -405,6 +405,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     device = resolve_device(device)
     batch_cells = device == "cuda" if batch_cells is None else batch_cells
     check_results_dir(results_dir)
+    ResultsStore(results_dir).check_free()  # at once, not after the preparation (the lock below decides)
     # the folder this process found the data in, given to every worker: a dask worker elsewhere has not
     # this shell's PIBENCH_DATA
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_ENV_VAR) or None

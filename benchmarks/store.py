@@ -146,9 +146,7 @@ class ResultsStore:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 fh.seek(0)
-                holder = fh.read().strip() or "another process"
-                raise ValueError(f"results dir {self.root} is in use by another pibench run ({holder}); wait for it "
-                                 "to finish, or give another --results-dir.") from None
+                raise self._in_use_error(fh.read()) from None
             fh.seek(0)
             fh.truncate()
             fh.write(f"pid {os.getpid()}, started {datetime.now(UTC).isoformat(timespec='seconds')}")
@@ -157,6 +155,21 @@ class ResultsStore:
                 yield self
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def check_free(self) -> None:
+        """The ValueError :meth:`lock` would raise, now: a second run is refused before its preparation
+        (which may take a while), not after it."""
+        if self.in_use():
+            try:
+                holder = (self.root / ".lock").read_text()
+            except OSError:
+                holder = ""
+            raise self._in_use_error(holder)
+
+    def _in_use_error(self, holder: str) -> ValueError:
+        who = holder.strip() or "another process"
+        return ValueError(f"results dir {self.root} is in use by another pibench run ({who}); wait for it to "
+                          "finish, or give another --results-dir.")
 
     def in_use(self) -> bool:
         """Whether a run holds the results dir now (:meth:`lock`); False where there is no lock file to ask."""

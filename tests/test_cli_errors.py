@@ -419,3 +419,19 @@ def test_a_run_that_computes_removes_the_reports_it_made_stale_and_a_report_mid_
     assert "a run is writing into" in capsys.readouterr().err
     assert main(["report", "--results-dir", str(folder)]) == 0
     assert "a run is writing into" not in capsys.readouterr().err
+
+
+def test_a_run_into_a_folder_in_use_is_refused_before_its_preparation(store, capsys, monkeypatch):
+    """The refusal came after the data were loaded and every task checked (about 9 s on a sets suite)."""
+    from pibench.benchmarks import runner
+
+    results, _ = store
+
+    def prepared(*args, **kwargs):
+        raise AssertionError("the run prepared its tasks before asking whether the folder is free")
+
+    monkeypatch.setattr(runner, "prepare_tasks", prepared)
+    with ResultsStore(results).lock():
+        err = one_line_error(capsys, main(["run", "--suite", str(results.parent / "tiny.toml"),
+                                           "--results-dir", str(results), "--no-progress"]))
+    assert "is in use by another pibench run (pid" in err
