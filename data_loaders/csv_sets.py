@@ -13,6 +13,11 @@ calibration / test, in one of three ways:
   ``id_column``); the other sequences are split at random, ``calibration_fraction``
   of them calibration, the rest train.
 
+``group_column``: a column naming the group each sequence belongs to (a patient with
+several sequences, the channels of one recording), the same on all its rows: sequences
+of a group move together, so the statistics resample and count whole groups
+(:attr:`~pibench.data_loaders.problems.SetProblem.test_clusters`).
+
 The test sequences' ids travel with the problem, so stored predictions name them.
 """
 
@@ -35,12 +40,13 @@ PARTS = ("train", "calibration", "test")
 class LongSequences(NamedTuple):
     """Sequences read from a long table: ids (n,), values ordered by step (one array per id), and each
     sequence's part when the file names it (else None); ``steps``: each sequence's steps as numbers (dates as
-    nanoseconds), in the same order."""
+    nanoseconds), in the same order; ``groups``: each sequence's group where the file names it (else None)."""
 
     ids: np.ndarray
     sequences: list[np.ndarray]
     parts: np.ndarray | None
     steps: list[np.ndarray]
+    groups: np.ndarray | None = None
 
 
 #: The column the steps are ordered by (the step column read as numbers or dates).
@@ -48,14 +54,15 @@ STEP_KEY = "__step_order__"
 
 
 def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_column: str = "step",
-                        value_column: str = "value", split_column: str | None = None) -> LongSequences:
+                        value_column: str = "value", split_column: str | None = None,
+                        group_column: str | None = None) -> LongSequences:
     """The sequences of a long CSV or parquet file (one row per id and step)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"sequence file {path} does not exist{where_relative(path)}; give the path of a CSV or "
                          "parquet file.")
     frame = read_table(path, text_columns=(id_column,))  # ids as the file writes them: 007 is not 7
-    wanted = [id_column, step_column, value_column] + ([split_column] if split_column else [])
+    wanted = [id_column, step_column, value_column] + [c for c in (split_column, group_column) if c]
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)} (give the column "
@@ -79,6 +86,7 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     sequences = [g.to_numpy(float) for _, g in groups[value_column]]
     steps = [_step_numbers(g) for _, g in groups[STEP_KEY]]
     parts = _parts(groups, split_column, path) if split_column else None
+    labels = _one_per_sequence(groups, group_column, "group", path) if group_column else None
     # ids that are all plain whole numbers (no leading zeros) keep their numeric order, as a parquet file
     # of the same ids gives; other ids their text order
     text = [str(i) for i in ids]
@@ -86,7 +94,18 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
         order = np.argsort([int(t) for t in text], kind="stable")
         ids, sequences, steps = ids[order], [sequences[k] for k in order], [steps[k] for k in order]
         parts = parts[order] if parts is not None else None
-    return LongSequences(ids, sequences, parts, steps)
+        labels = labels[order] if labels is not None else None
+    return LongSequences(ids, sequences, parts, steps, labels)
+
+
+def _one_per_sequence(groups, column: str, what: str, path: Path) -> np.ndarray:
+    """Each sequence's value of ``column`` (as text), which must be the same on all its rows."""
+    labels = groups[column].agg(lambda s: set(s.astype(str).str.strip()))
+    mixed = [str(i) for i, v in labels.items() if len(v) != 1]
+    if mixed:
+        raise ValueError(f"{path}: the {what} column {column!r} changes within sequence(s) {mixed[:5]}; a sequence "
+                         f"belongs to one {what}.")
+    return np.array([next(iter(v)) for v in labels])
 
 
 def _step_numbers(key: pd.Series) -> np.ndarray:
@@ -203,6 +222,7 @@ def csv_sets_problem(
     test_fraction: float | None = None,
     split_column: str | None = None,
     test_ids: str | None = None,
+    group_column: str | None = None,
 ) -> SetProblem:
     """Your own sets of sequences; see the module docstring."""
     if input_length < 1 or horizon < 1:
@@ -211,8 +231,9 @@ def csv_sets_problem(
         raise ValueError("split_column gives the whole split: leave out test_ids and test_fraction.")
     if test_ids and test_fraction is not None:
         raise ValueError("test_ids names the test sequences: leave out test_fraction.")
-    ids, sequences, parts, steps = read_long_sequences(path, id_column=id_column, step_column=step_column,
-                                                       value_column=value_column, split_column=split_column)
+    ids, sequences, parts, steps, groups = read_long_sequences(path, id_column=id_column, step_column=step_column,
+                                                               value_column=value_column, split_column=split_column,
+                                                               group_column=group_column)
     need = input_length + horizon
     short = [str(i) for i, s in zip(ids, sequences) if len(s) < need]
     if short:
@@ -234,4 +255,4 @@ def csv_sets_problem(
                                    values[:, input_length:], train, calibration, test,
                                    metadata={"source": str(path), **({"test_ids": test_ids} if test_ids else {}),
                                              **({"notes": [gaps]} if gaps else {})},
-                                   ids=ids)
+                                   ids=ids, clusters=groups)

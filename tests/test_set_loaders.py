@@ -274,6 +274,22 @@ def test_csv_sets_says_where_a_sequences_steps_skip(tmp_path):
     assert csv_sets_problem(path=numbered, input_length=6, horizon=3).metadata.get("notes") is None
 
 
+def test_csv_sets_groups_its_sequences_by_a_column(tmp_path):
+    """Patients with several sequences each: the group travels with every test sequence (the statistics' unit);
+    a sequence in two groups is refused."""
+    path = _long_file(tmp_path / "s.csv", [12] * 40)
+    frame = pd.read_csv(path)
+    frame["patient"] = "pt" + (frame["id"].str[1:].astype(int) // 4).astype(str)  # four sequences per patient
+    frame.to_csv(path, index=False)
+    p = csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient")
+    assert [f"pt{int(i[1:]) // 4}" for i in p.test_ids] == list(p.test_clusters)
+    assert csv_sets_problem(path=path, input_length=6, horizon=3).test_clusters is None
+    frame.loc[frame.index[0], "patient"] = "elsewhere"
+    frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"the group column 'patient' changes within sequence\(s\) \['p"):
+        csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient")
+
+
 def _tails(path: Path, ids) -> list[tuple]:
     """The last 9 values of each named sequence, in the order given (what x and y of a (6, 3) problem hold)."""
     frame = pd.read_csv(path).sort_values(["id", "step"])
