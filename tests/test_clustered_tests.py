@@ -296,3 +296,34 @@ def test_groups_of_unequal_sizes_keep_a_share_within_zero_and_one():
     assert percentile_ci(unscaled)[1][0] > 1  # what the scaled sums alone gave
     row_low, row_high = percentile_ci(seed_replicates([units, units], [stats.draws, stats.draws], False, 3, weights))
     assert 0 <= row_low[0] <= covered.mean() <= row_high[0] <= 1
+
+
+def test_a_csv_of_grouped_sequences_is_counted_by_group(tmp_path):
+    """Four copies of each patient's sequence, split at random: the test's patients hold one to four copies, and
+    the joint-coverage test's design effect is that of groups that move as one, sum n^2 / sum n."""
+    rng = np.random.default_rng(12)
+    rows = [(f"s{g}_{c}", step, value, f"patient{g}") for g in range(120)
+            for values in [rng.standard_normal(12).cumsum()] for c in range(4) for step, value in enumerate(values)]
+    pd.DataFrame(rows, columns=["id", "step", "value", "patient"]).to_csv(tmp_path / "sets.csv", index=False)
+    (tmp_path / "suite.toml").write_text(f"""
+name = "grouped"
+[[datasets]]
+name = "csv_sets"
+[datasets.params]
+path = "{tmp_path / 'sets.csv'}"
+input_length = 8
+horizon = 2
+group_column = "patient"
+test_fraction = 0.4
+[[methods]]
+name = "cfrnn"
+params = {{ hidden = 4, epochs = 2 }}
+""")
+    run(tmp_path / "suite.toml", results_dir=tmp_path / "r", progress=False)
+    summary = pd.read_csv(tmp_path / "r" / "summary.csv")
+    (deff,) = summary["design_effect"]
+    predictions = pd.read_parquet(next((tmp_path / "r" / "tasks").glob("*.parquet")))
+    sizes = predictions[predictions["horizon"] == 1].groupby("cluster").size().to_numpy(float)
+    assert sizes.max() > 1  # some patients have several test sequences
+    moving_as_one = (sizes ** 2).sum() / sizes.sum()  # the design effect of clusters that move as one
+    assert 0.75 * moving_as_one <= deff <= 1.25 * moving_as_one, (deff, moving_as_one)
