@@ -25,6 +25,7 @@ import json
 import os
 import secrets
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -264,47 +265,48 @@ class ResultsStore:
                 records.append(record)
         return records, skipped
 
-    def identities_by_config(self) -> dict[str, list[tuple[str, str, dict]]]:
-        """stable hash of a record's config -> [(started_at, task_id, identity)] of every record that
-        parses, unchecked: enough to say why a task with a new identity runs again, never used as a result."""
-        found: dict[str, list[tuple[str, str, dict]]] = {}
+    def _unchecked(self) -> Iterator[dict]:
+        """Every record file that parses as a JSON object with a config object, unchecked: for what only says
+        why or names a command (:meth:`identities_by_config`, :meth:`configs_by_row`, :meth:`stored_suites`),
+        never a result."""
         for path in sorted(self.tasks_dir.glob("*.json")) if self.tasks_dir.is_dir() else []:
             if not path.is_file():  # a FIFO would block the read
                 continue
             try:
                 record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(record, dict) and isinstance(record.get("config"), dict):
+                yield record
+
+    def identities_by_config(self) -> dict[str, list[tuple[str, str, dict]]]:
+        """stable hash of a record's config -> [(started_at, task_id, identity)]: enough to say why a task with
+        a new identity runs again."""
+        found: dict[str, list[tuple[str, str, dict]]] = {}
+        for record in self._unchecked():
+            try:
                 entry = (str(record.get("started_at") or ""), str(record["task_id"]), dict(record["identity"]))
                 found.setdefault(stable_hash(record["config"]), []).append(entry)
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            except (KeyError, TypeError, ValueError):
                 continue
         return found
 
     def configs_by_row(self) -> dict[tuple, list[tuple[str, dict]]]:
-        """(suite, dataset label, method, setting, alpha, seed) -> [(started_at, config)] of every record that
-        parses, unchecked: enough to say which configuration a task replaces, never used as a result."""
+        """(suite, dataset label, method, setting, alpha, seed) -> [(started_at, config)]: enough to say which
+        configuration a task replaces."""
         found: dict[tuple, list[tuple[str, dict]]] = {}
-        for path in sorted(self.tasks_dir.glob("*.json")) if self.tasks_dir.is_dir() else []:
+        for record in self._unchecked():
             try:
-                record = json.loads(path.read_text()) if path.is_file() else None
-                if isinstance(record, dict) and isinstance(record.get("config"), dict):
-                    found.setdefault(row_of(record["config"]), []).append((str(record.get("started_at") or ""),
-                                                                            record["config"]))
-            except (OSError, ValueError, KeyError, TypeError, AttributeError):
+                found.setdefault(row_of(record["config"]), []).append((str(record.get("started_at") or ""),
+                                                                        record["config"]))
+            except (KeyError, TypeError):
                 continue
         return found
 
     def stored_suites(self) -> list[str]:
-        """The suite names the record files here give, sorted, unchecked: only to name the command that
-        would fill the store again, never a result."""
-        names = set()
-        for path in sorted(self.tasks_dir.glob("*.json")) if self.tasks_dir.is_dir() else []:
-            try:
-                suite = json.loads(path.read_text())["config"]["suite"] if path.is_file() else None
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if isinstance(suite, str):
-                names.add(suite)
-        return sorted(names)
+        """The suite names the record files here give, sorted: only to name the command that would fill the
+        store again."""
+        return sorted({r["config"]["suite"] for r in self._unchecked() if isinstance(r["config"].get("suite"), str)})
 
     def records(self) -> list[dict]:
         """Every complete record in the store (finished or failed)."""

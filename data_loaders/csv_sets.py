@@ -98,13 +98,16 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     return LongSequences(ids, sequences, parts, steps, labels)
 
 
-def _one_per_sequence(groups, column: str, what: str, path: Path) -> np.ndarray:
-    """Each sequence's value of ``column`` (as text), which must be the same on all its rows."""
-    labels = groups[column].agg(lambda s: set(s.astype(str).str.strip()))
+def _one_per_sequence(groups, column: str, what: str, path: Path, one: str | None = None,
+                      fold_case: bool = False) -> np.ndarray:
+    """Each sequence's value of ``column`` (as text, stripped; lower case with ``fold_case``), which must be the
+    same on all its rows (a sequence belongs to one ``one``, default ``what``)."""
+    labels = groups[column].agg(lambda s: set(s.astype(str).str.strip().str.lower() if fold_case
+                                              else s.astype(str).str.strip()))
     mixed = [str(i) for i, v in labels.items() if len(v) != 1]
     if mixed:
         raise ValueError(f"{path}: the {what} column {column!r} changes within sequence(s) {mixed[:5]}; a sequence "
-                         f"belongs to one {what}.")
+                         f"belongs to one {one or what}.")
     return np.array([next(iter(v)) for v in labels])
 
 
@@ -150,12 +153,7 @@ def _step_text(value, span: bool = False) -> str:
 
 def _parts(groups, split_column: str, path: Path) -> np.ndarray:
     """Each sequence's part from ``split_column``: one of :data:`PARTS`, the same on all its rows."""
-    labels = groups[split_column].agg(lambda s: set(s.astype(str).str.strip().str.lower()))
-    mixed = [str(i) for i, v in labels.items() if len(v) != 1]
-    if mixed:
-        raise ValueError(f"{path}: the split column {split_column!r} changes within sequence(s) {mixed[:5]}; a "
-                         "sequence belongs to one part.")
-    parts = np.array([next(iter(v)) for v in labels])
+    parts = _one_per_sequence(groups, split_column, "split", path, one="part", fold_case=True)
     unknown = sorted(set(parts.tolist()) - set(PARTS))
     if unknown:
         raise ValueError(f"{path}: the split column {split_column!r} holds {unknown}; use {', '.join(PARTS)}.")

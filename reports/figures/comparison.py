@@ -73,7 +73,7 @@ def _linear_span(table) -> float | None:
     more than :data:`FAR` times as far from 0 as every close call (a row in the MCS or whose CI holds 0), the
     close calls' farthest bound, widened by half."""
     bounds = table[["difference_ci_low", "difference_ci_high"]].abs().max(axis=1)
-    close = (table["in_mcs"] == True) | ((table["difference_ci_low"] <= 0) & (table["difference_ci_high"] >= 0))  # noqa: E712
+    close = table["in_mcs"].eq(True) | ((table["difference_ci_low"] <= 0) & (table["difference_ci_high"] >= 0))
     near = float(bounds[close].max()) if close.any() else 0.0
     if near <= 0 or float(bounds.max()) <= FAR * near:
         return None
