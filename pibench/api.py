@@ -95,10 +95,10 @@ class Results:
     def compare(self, reference: str | None = None, metric: str = "winkler") -> pd.DataFrame:
         """Each row of each dataset against ``reference`` (a method, or "method setting"; default: the row
         with the lowest mean score) on ``metric`` (the interval score, "winkler", or "mean_length"): the mean
-        difference per test unit with its 90% CI, the Diebold-Mariano statistic (HAC, HLN-corrected) and its
-        p-value, and membership of the 90% Model Confidence Set, all on the seeds every row of the dataset has
-        (``compared_seeds``; ``mean_loss`` is a row's mean over all its ``seeds``). The oracle is compared, never
-        the reference."""
+        difference per test unit with its 90% CI, the Diebold-Mariano statistic (EWC long-run variance for a
+        series) and its p-value, and membership of the 90% Model Confidence Set, all on the seeds every row of
+        the dataset has (``compared_seeds``; ``mean_loss`` is a row's mean over all its ``seeds``). The oracle is
+        compared, never the reference."""
         from pibench.reports.statistics import compare
 
         return compare(self.records, self._stored.read_predictions, reference, metric, self._stored.statistics_cache)

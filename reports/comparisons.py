@@ -5,18 +5,21 @@ The interval score is proper for central (1 - alpha) intervals (Gneiting & Rafte
 on. The loss of a row is its interval score per resampling unit (a series' test step,
 a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
 
-* Diebold & Mariano (1995): d_t = L_row,t - L_ref,t, DM = mean(d) / se(mean(d)) with a
-  HAC (Newey-West, Bartlett kernel) standard error from statsmodels for a series, none for
-  exchangeable sequences. Its lag is the larger of the usual floor(4 (n / 100)^(2/9)) and
-  Andrews' (1991) AR(1) plug-in bandwidth for the Bartlett kernel, S = 1.1447 (a n)^(1/3)
-  with a = 4 rho^2 / ((1 - rho)^2 (1 + rho)^2) and rho the lag-1 autoregression of d
-  (|rho| at most 0.99), as lag ceil(S) - 1: interval scores of sliding-window methods
-  are persistent (rho 0.9 and more), where the fixed lag rejects a true null about a
-  quarter of the time at 5%; with Harvey, Leybourne & Newbold's (1997)
-  small-sample correction for one-step forecasts, DM* = DM sqrt((n - 1) / n), against
-  Student's t with n - 1 degrees of freedom (two-sided).
+* Diebold & Mariano (1995): d_t = L_row,t - L_ref,t, DM = mean(d) / se(mean(d)), two-sided. For
+  exchangeable sequences se is the sample standard deviation over sqrt(n), against Student's t with
+  n - 1 degrees of freedom. For a series the long-run variance is the equal-weighted cosine (EWC)
+  estimator of Lazarus, Lewis, Stock & Watson (2018), the mean of the squared first nu cosine transforms
+  Lambda_j = sqrt(2 / n) sum_t cos(pi j (t - 1/2) / n) (d_t - mean(d)), against Student's t with nu
+  degrees of freedom (fixed-smoothing asymptotics, exact for Gaussian white noise; Coroneo & Iacone 2020
+  recommend it for DM). nu is their floor(0.4 n^(2/3)), made smaller for persistent differences: at most
+  floor(n / S) with S Andrews' (1991) AR(1) plug-in bandwidth 1.1447 (a n)^(1/3),
+  a = 4 rho^2 / ((1 - rho)^2 (1 + rho)^2), rho the lag-1 autoregression of d (|rho| at most 0.99).
+  Interval scores of sliding-window methods are persistent (rho 0.9 and more), where the Newey-West
+  estimator with the usual lag rejected a true null about a quarter of the time at 5% and with Andrews'
+  lag 9-15% (rho 0.9-0.97, n = 1,000); this rule 7-8% (``tests/test_clustered_tests.py``).
 * The Model Confidence Set of Hansen, Lunde & Nason (2011), ``arch.bootstrap.MCS`` with
-  the range statistic, the stationary bootstrap (block 1 for sequences) and a seed:
+  the range statistic, the stationary bootstrap (its block Politis-White's for the rows' loss differences
+  from their mean; block 1 for sequences) and a seed:
   the rows not significantly worse than the best at size 1 - level.
 """
 
@@ -26,36 +29,44 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import statsmodels.api as sm
 from arch.bootstrap import MCS
+from scipy.fft import dct
 from scipy.stats import t as student_t
+
+from pibench.reports.bootstrap_ci import block_length
 
 #: The MCS keeps the rows whose elimination p-value exceeds 1 - MCS_LEVEL.
 MCS_LEVEL = 0.9
 
 
-def newey_west_lags(n: int) -> int:
-    """The usual automatic truncation lag floor(4 (n / 100)^(2/9))."""
-    return int(math.floor(4 * (n / 100) ** (2 / 9)))
-
-
-def andrews_lags(d: np.ndarray) -> int:
-    """Andrews' (1991) AR(1) plug-in bandwidth for the Bartlett kernel as a lag (module docstring)."""
+def andrews_bandwidth(d: np.ndarray) -> float:
+    """Andrews' (1991) AR(1) plug-in bandwidth S for the Bartlett kernel (module docstring)."""
     x = np.asarray(d, dtype=float) - float(np.mean(d))
     denominator = float(x[:-1] @ x[:-1])
     rho = float(np.clip(x[1:] @ x[:-1] / denominator, -0.99, 0.99)) if denominator > 0 else 0.0
     a = 4 * rho ** 2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
-    return max(0, math.ceil(1.1447 * (a * len(x)) ** (1 / 3)) - 1)
+    return 1.1447 * (a * len(x)) ** (1 / 3)
 
 
-def hac_lags(d: np.ndarray) -> int:
-    """The HAC lag of Diebold-Mariano on a series (module docstring), at most n - 2."""
-    return min(max(newey_west_lags(len(d)), andrews_lags(d)), max(0, len(d) - 2))
+def ewc_degrees(d: np.ndarray) -> int:
+    """The EWC estimator's number of cosine terms nu for the differences ``d`` (module docstring), at least 1."""
+    n = len(d)
+    usual = math.floor(0.4 * n ** (2 / 3))
+    bandwidth = andrews_bandwidth(d)
+    persistent = math.floor(n / bandwidth) if bandwidth > 0 else usual
+    return max(1, min(usual, persistent, n - 1))
+
+
+def ewc_variance(d: np.ndarray, nu: int) -> float:
+    """The EWC long-run variance of ``d`` from its first ``nu`` cosine transforms (module docstring)."""
+    x = np.asarray(d, dtype=float)
+    transforms = dct(x - x.mean(), type=2, norm="ortho")[1:nu + 1]
+    return float(np.mean(transforms ** 2))
 
 
 @dataclass(frozen=True)
 class DieboldMariano:
-    """A row's mean loss difference to the reference, its CI at ``level``, DM* and its p-value."""
+    """A row's mean loss difference to the reference, its CI at ``level``, DM and its p-value."""
 
     mean_difference: float
     ci_low: float
@@ -63,25 +74,32 @@ class DieboldMariano:
     statistic: float
     p_value: float
     n: int
+    degrees: int  # of the Student t the statistic is referred to
 
 
 def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = True,
                     level: float = 0.9) -> DieboldMariano:
-    """Diebold-Mariano with HAC variance and the HLN correction (module docstring), for losses (n,) of a
-    row and of the reference on the same units."""
+    """Diebold-Mariano for losses (n,) of a row and of the reference on the same units: EWC variance and
+    t_nu for a series (``dependent``), the sample variance and t_(n-1) for exchangeable units (module
+    docstring)."""
     d = np.asarray(loss, dtype=float) - np.asarray(reference, dtype=float)
     n = len(d)
     mean = float(d.mean())
     if n < 3 or np.ptp(d) == 0:
         return DieboldMariano(mean, mean, mean, 0.0 if mean == 0 else math.copysign(math.inf, mean),
-                              1.0 if mean == 0 else 0.0, n)
-    lags = hac_lags(d) if dependent else 0
-    fit = sm.OLS(d, np.ones(n)).fit(cov_type="HAC", cov_kwds={"maxlags": lags})
-    se = float(fit.bse[0]) / math.sqrt((n - 1) / n)  # HLN: DM* = DM sqrt((n - 1) / n)
+                              1.0 if mean == 0 else 0.0, n, n - 1)
+    if dependent:
+        degrees = ewc_degrees(d)
+        variance = ewc_variance(d, degrees)
+    else:
+        degrees, variance = n - 1, float(d.var(ddof=1))
+    se = math.sqrt(variance / n)
+    if se == 0:  # the differences vary only at frequencies above nu's
+        se = float(d.std(ddof=1)) / math.sqrt(n)
     statistic = mean / se
-    p = float(2 * student_t.sf(abs(statistic), n - 1))
-    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * se
-    return DieboldMariano(mean, mean - half, mean + half, float(statistic), p, n)
+    p = float(2 * student_t.sf(abs(statistic), degrees))
+    half = float(student_t.ppf(0.5 + level / 2, degrees)) * se
+    return DieboldMariano(mean, mean - half, mean + half, float(statistic), p, n, degrees)
 
 
 def _degenerate_pairs(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -100,6 +118,12 @@ def _degenerate_pairs(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             else:
                 dominated[j if d[0] > 0 else i] = True
     return representative, dominated
+
+
+def mcs_block(losses: np.ndarray) -> int:
+    """The MCS's mean block length for losses (n, k) of a series: Politis-White's for the columns' differences
+    from their mean at each unit, which the MCS statistics are made of (module docstring)."""
+    return block_length(losses - losses.mean(axis=1, keepdims=True))
 
 
 def model_confidence_set(losses: np.ndarray, block: int, seed: int, level: float = MCS_LEVEL,

@@ -12,7 +12,14 @@ from scipy.signal import lfilter
 from scipy.stats import norm
 
 from pibench import run
-from pibench.reports.comparisons import andrews_lags, diebold_mariano, hac_lags, newey_west_lags
+from pibench.reports.comparisons import (
+    andrews_bandwidth,
+    diebold_mariano,
+    ewc_degrees,
+    ewc_variance,
+    mcs_block,
+    model_confidence_set,
+)
 from pibench.reports.interval_tests import (
     clustered_coverage_tests,
     clustered_joint_coverage_test,
@@ -135,37 +142,85 @@ def test_independent_series_keep_the_power_of_the_pooled_counts():
     assert rejected >= 45
 
 
-def test_andrews_lag_follows_its_formula_on_a_long_ar1():
+def test_the_cosine_terms_follow_their_rule():
+    """nu = min(floor(0.4 n^(2/3)), floor(n / S)) with S Andrews' AR(1) bandwidth, checked against its formula."""
     rho, n = 0.8, 20000
     d = lfilter([1.0], [1.0, -rho], np.random.default_rng(5).standard_normal(n))
     a = 4 * rho ** 2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
-    expected = 1.1447 * (a * n) ** (1 / 3) - 1  # 83
-    assert abs(andrews_lags(d) - expected) <= 0.15 * expected
+    expected = 1.1447 * (a * n) ** (1 / 3)  # 84
+    assert abs(andrews_bandwidth(d) - expected) <= 0.15 * expected
+    assert ewc_degrees(d) == math.floor(n / andrews_bandwidth(d))  # 238, below 0.4 n^(2/3) = 294
     white = np.random.default_rng(6).standard_normal(3000)
-    assert hac_lags(white) == newey_west_lags(3000) == 8  # never fewer lags than the usual rule
-    assert hac_lags(np.r_[0.0, 1.0, 0.0, 1.0]) <= 2  # at most n - 2
+    assert ewc_degrees(white) == math.floor(0.4 * 3000 ** (2 / 3)) == 83  # no persistence: the usual rule
+    assert ewc_degrees(np.r_[0.0, 1.0, 0.0]) == 1
+
+
+def test_the_cosine_variance_is_the_long_run_variance_by_hand():
+    """EWC on a short series by hand: Lambda_j = sqrt(2 / n) sum_t cos(pi j (t - 1/2) / n) (d_t - mean), the
+    variance the mean of the first nu squares; on white noise of variance 4 it estimates 4."""
+    d = np.array([1.0, 3.0, 2.0, 6.0, 4.0, 5.0])
+    x = d - d.mean()
+    t = np.arange(1, 7)
+    by_hand = [math.sqrt(2 / 6) * float(np.sum(np.cos(math.pi * j * (t - 0.5) / 6) * x)) for j in (1, 2)]
+    assert ewc_variance(d, 2) == pytest.approx(np.mean(np.square(by_hand)), rel=1e-12)
+    white = 2 * np.random.default_rng(9).standard_normal(20000)
+    assert ewc_variance(white, 400) == pytest.approx(4.0, rel=0.15)  # chi2_400 / 400: sd 7%
 
 
 def test_diebold_mariano_holds_its_level_on_persistent_loss_differences():
-    """AR(1) differences of mean zero (rho 0.9, as the scores of sliding-window methods): the usual lag
-    rejects about a quarter of the time at 5%; with Andrews' bandwidth about 10% (0.075 to 0.125 over seeds of
-    this simulation: the Bartlett kernel stays somewhat bold at such persistence), less than half as often."""
-    rng = np.random.default_rng(7)
-    reps, n = 200, 1000
-    rejected = 0
-    with_usual_lag = 0
+    """AR(1) differences of mean zero (rho 0.9 and 0.97, as the scores of sliding-window methods), n = 1,000:
+    Newey-West with the usual lag rejects about a quarter of the time at 5% (by hand beside it); the EWC rule
+    about 7% and 8% (0.068 and 0.082 over 2,000 draws; Andrews' lag in Newey-West gave 9% and 15%), and a
+    real difference is still found."""
     import statsmodels.api as sm
     from scipy.stats import t as student_t
 
+    rng = np.random.default_rng(7)
+    reps, n = 200, 1000
+    with_usual_lag = 0
+    rejected = {0.9: 0, 0.97: 0}
     for _ in range(reps):
-        d = lfilter([1.0], [1.0, -0.9], rng.standard_normal(n))
-        rejected += diebold_mariano(d, np.zeros(n)).p_value < 0.05
-        se = sm.OLS(d, np.ones(n)).fit(cov_type="HAC", cov_kwds={"maxlags": newey_west_lags(n)}).bse[0]
-        with_usual_lag += 2 * student_t.sf(abs(d.mean() / se * math.sqrt((n - 1) / n)), n - 1) < 0.05
+        for rho in rejected:
+            d = lfilter([1.0], [1.0, -rho], rng.standard_normal(n + 200))[200:]
+            rejected[rho] += diebold_mariano(d, np.zeros(n)).p_value < 0.05
+            if rho == 0.9:
+                lag = math.floor(4 * (n / 100) ** (2 / 9))
+                se = sm.OLS(d, np.ones(n)).fit(cov_type="HAC", cov_kwds={"maxlags": lag}).bse[0]
+                with_usual_lag += 2 * student_t.sf(abs(d.mean() / se * math.sqrt((n - 1) / n)), n - 1) < 0.05
     assert with_usual_lag / reps > 0.15, with_usual_lag
-    assert rejected / reps <= 0.16, rejected
+    assert rejected[0.9] / reps <= 0.1 and rejected[0.97] / reps <= 0.15, rejected  # 0.03 and 0.10 here
     shifted = lfilter([1.0], [1.0, -0.9], rng.standard_normal(n)) + 2.0  # a real difference is still found
     assert diebold_mariano(shifted, np.zeros(n)).p_value < 0.01
+
+
+def test_diebold_mariano_is_the_t_test_for_exchangeable_units():
+    """Exchangeable sequences: DM is the one-sample t-test of the differences (scipy's), with n - 1 degrees."""
+    from scipy.stats import ttest_1samp
+
+    rng = np.random.default_rng(10)
+    loss, reference = rng.gamma(2.0, size=80) + 0.2, rng.gamma(2.0, size=80)
+    dm = diebold_mariano(loss, reference, dependent=False)
+    t = ttest_1samp(loss - reference, 0.0)
+    assert dm.statistic == pytest.approx(t.statistic, rel=1e-12) and dm.p_value == pytest.approx(t.pvalue, rel=1e-9)
+    assert dm.degrees == 79
+
+
+def test_the_mcs_block_follows_the_loss_differences():
+    """Two models of equal mean loss whose differences are persistent (AR(1), rho 0.9): a short block, as
+    coverage indicators would give, drops one of them more than half the time at the MCS's 10%; the block of
+    the loss differences less than half as often (still above 10% at this persistence: 0.22 here, n = 2,000;
+    0.12 over 60 draws of n = 3,000)."""
+    rng = np.random.default_rng(11)
+    reps, n = 40, 2000
+    short = from_differences = 0
+    for r in range(reps):
+        base = 3 * rng.gamma(2.0, size=n)
+        noise = lfilter([1.0], [1.0, -0.9], rng.standard_normal((2, n)), axis=1)
+        losses = np.column_stack([base + noise[0], base + noise[1]])
+        short += not model_confidence_set(losses, 3, r).all()
+        from_differences += not model_confidence_set(losses, mcs_block(losses), r).all()
+    assert short / reps >= 0.4, short  # 0.58 here
+    assert from_differences / reps <= min(0.3, short / reps / 2), from_differences  # 0.22 here
 
 
 def test_a_row_of_seeds_that_miss_alike_reads_as_one_seed(tmp_path):

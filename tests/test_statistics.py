@@ -372,8 +372,8 @@ def test_the_comparison_figure_keeps_close_calls_readable_beside_rows_far_out(st
     assert _linear_span(far.iloc[:3]) is None  # nothing far out
     results, _ = stats_store
     sets = results.figure("comparison-stats-seasonal_sets")
-    assert "Diebold-Mariano)" in sets.axes[0].get_title() and "HAC" not in sets.axes[0].get_title()  # no lags
+    assert "Diebold-Mariano)" in sets.axes[0].get_title() and "EWC" not in sets.axes[0].get_title()  # no lags
     close(sets)
     series = results.figure("comparison-stats-ar")
-    assert "Diebold-Mariano, HAC" in series.axes[0].get_title()
+    assert "Diebold-Mariano, EWC variance" in series.axes[0].get_title()
     close(series)

@@ -58,8 +58,9 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     ax.set_xlabel(f"mean interval score {kind} minus the reference's (lower is better){scale}")
     paired = paired_seeds(table)
     paired = f"; paired on {paired}, the ones every row has" if paired else ""
+    variance = "" if sets else ", EWC variance"
     ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}; bars: 90% CI "
-                 f"(Diebold-Mariano{'' if sets else ', HAC'}); filled: in the 90% MCS{paired}", fontsize=9, wrap=True)
+                 f"(Diebold-Mariano{variance}); filled: in the 90% MCS{paired}", fontsize=9, wrap=True)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
