@@ -13,8 +13,13 @@ from __future__ import annotations
 import logging
 import os
 import socket
-from collections.abc import Iterator
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+
+from tqdm.auto import tqdm
 
 BACKENDS = ("loky", "dask")
 
@@ -97,6 +102,46 @@ def _probe_scheduler(address: str) -> None:
                          f"{str(exc)[:100]}); {hint}give the address `dask scheduler` prints.") from None
 
 
+#: Seconds a dask cluster may have no worker before the run says it is waiting for one.
+WORKERLESS_GRACE = 30.0
+
+
+class ClusterLost(RuntimeError):
+    """The dask scheduler went away mid-run: the tasks finished before are stored, the others are not."""
+
+
+def watch_workers(count: Callable[[], int], stop: threading.Event, say: Callable[[str], None], where: str,
+                  grace: float, poll: float = 1.0) -> None:
+    """Until ``stop``: poll the cluster's worker ``count`` and ``say`` once per outage that the cluster has had
+    no worker for ``grace`` seconds (the run waits: an adaptive cluster may bring workers back), and again when
+    workers are back. Ends quietly when the count fails (the scheduler is gone: the run's futures say so)."""
+    since: float | None = None
+    waiting = False
+    while not stop.wait(poll):
+        try:
+            n = count()
+        except Exception:
+            return
+        if n:
+            if waiting:
+                say(f"pibench: {n} dask worker(s) connected again; the run goes on.")
+            since, waiting = None, False
+        elif since is None:
+            since = time.monotonic()
+        elif not waiting and time.monotonic() - since >= grace:
+            say(f"pibench: the dask scheduler {where} has had no worker for {grace:g} s; the run waits for one. "
+                f"Start workers (dask worker {where} --nthreads 1), or stop with Ctrl-C: finished tasks are kept.")
+            waiting = True
+
+
+def _scheduler_lost(exc: BaseException) -> bool:
+    """Whether ``exc`` is dask's word that the client lost its scheduler (a future cancelled for it; between
+    jobs the loss shows as the client's status instead)."""
+    from distributed.client import FutureCancelledError
+
+    return isinstance(exc, FutureCancelledError) and "scheduler-connection-lost" in str(exc)
+
+
 @contextmanager
 def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) -> Iterator[int]:
     """Enter the backend; yields the ``n_jobs`` to give ``joblib.Parallel``.
@@ -104,7 +149,9 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
     dask: connect to ``scheduler`` (``tcp://host:8786``), or start a local cluster of
     ``n_jobs`` single-threaded worker processes when none is given; every worker of
     the cluster then takes jobs (n_jobs = -1). The caller checks the backend first
-    (:func:`check_backend`, before the results dir is locked).
+    (:func:`check_backend`, before the results dir is locked). While it runs, a
+    cluster left without workers is said (:func:`watch_workers`); a scheduler lost
+    mid-run raises :class:`ClusterLost`.
     """
     if backend == "loky":
         yield n_jobs
@@ -122,8 +169,29 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
         except OSError as exc:
             raise ValueError(f"could not reach the dask scheduler at {scheduler} ({exc}); start it with "
                              "`dask scheduler` and give the address it prints.") from None
+        address = client.scheduler.address
+        stop = threading.Event()
+        def count() -> int:
+            return len(client.scheduler_info()["workers"])
+
+        def say(line: str) -> None:
+            tqdm.write(line, file=sys.stderr)
+
+        watcher = threading.Thread(target=watch_workers, args=(count, stop, say, address, WORKERLESS_GRACE),
+                                   daemon=True, name="pibench-dask-workers")
         with client, parallel_config(backend="dask"):
-            yield -1
+            watcher.start()
+            try:
+                yield -1
+            except Exception as exc:
+                if _scheduler_lost(exc) or client.status != "running":
+                    raise ClusterLost(f"lost the dask scheduler at {address} mid-run; the tasks that finished "
+                                      "before are kept: restart the scheduler and its workers and rerun the same "
+                                      "command to resume") from None
+                raise
+            finally:
+                stop.set()
+                watcher.join(timeout=CONNECT_TIMEOUT)  # a count may be waiting on a scheduler that is gone
     finally:
         if cluster is not None:
             nanny = logging.getLogger("distributed.nanny")

@@ -222,7 +222,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run a suite (default: built-in synthetic data, no download)",
-                         epilog="exit status: 0 every task finished, 1 some task failed (the others are stored), "
+                         epilog="exit status: 0 every task finished, 1 some task failed, or the results folder or the "
+                                "dask scheduler was lost (finished tasks are stored), "
                                 "2 bad input (nothing was run), 130 interrupted, 143 stopped by SIGTERM (finished "
                                 "tasks are kept)")
     run.add_argument("--suite", default=None, help="built-in suite name or TOML file (default: 'default')")
@@ -289,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from pibench.benchmarks.backends import ClusterLost
     from pibench.benchmarks.store import ResultsDirLost
     from pibench.data_loaders.fetch import FetchError
 
@@ -301,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, FetchError) as exc:  # user errors: the message says what to do, no traceback
         print(f"pibench: error: {exc}", file=sys.stderr)
         return 2
-    except ResultsDirLost as exc:  # the run's folder went away under it: its tables would be partial
+    except (ResultsDirLost, ClusterLost) as exc:  # the run's folder or cluster went away under it
         print(f"pibench: error: {exc}.", file=sys.stderr)
         return 1
     except BrokenPipeError:  # the reader stopped early (`pibench list | head`): not an error of pibench's

@@ -115,3 +115,165 @@ def test_a_global_set_between_dask_runs_reaches_the_class(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     (ran_1, length_1), (ran_2, length_2) = json.loads(done.stdout.strip().splitlines()[-1])
     assert ran_1 == ran_2 == 1 and length_2 == pytest.approx(2 * length_1, rel=1e-12)
+
+
+NAPPER = '''
+import time
+from pibench import Interval, IntervalMethod, register
+
+
+@register
+class Napper(IntervalMethod):
+    """A constant band around the last value, after a nap: tasks long enough to lose a cluster under."""
+
+    name = "NAME"
+
+    def fit(self, data, calibration=None):
+        time.sleep(2.0)
+        self.sd_ = float(data.y.std())
+        return self
+
+    def predict_interval(self, X):
+        point = X[..., 0]
+        return Interval(point - self.sd_, point + self.sd_, point)
+'''
+
+NAPPING_SUITE = '''
+name = "naps"
+alpha = 0.1
+seeds = [0, 1, 2, 3]
+protocol = { kind = "offline" }
+[[datasets]]
+name = "ar"
+params = { n_train = 200, n_test = 50, phi = [0.5] }
+[[methods]]
+name = "NAME"
+'''
+
+
+class ExternalCluster:
+    """A real `dask scheduler` and `dask worker` (no nanny: a killed worker stays dead) as processes on a free
+    port, as on a cluster; started, killed and restarted by the test."""
+
+    def __init__(self, folder):
+        import socket
+
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.folder = folder
+        self.processes = []
+
+    def _start(self, *argv):
+        import subprocess
+        import sys
+
+        log = open(self.folder / f"dask-{len(self.processes)}.log", "w")
+        process = subprocess.Popen([sys.executable, "-m", "dask", *argv], stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(process)
+        return process
+
+    def scheduler(self):
+        process = self._start("scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--dashboard-address",
+                              ":0")
+        wait_for(lambda: self.workers() >= 0, "the scheduler")
+        return process
+
+    def worker(self):
+        before = self.workers()
+        process = self._start("worker", self.address, "--nthreads", "1", "--no-nanny")
+        wait_for(lambda: self.workers() > before, "a worker")
+        return process
+
+    def workers(self) -> int:
+        with distributed.Client(self.address, timeout=2) as client:
+            return len(client.scheduler_info()["workers"])
+
+    def close(self):
+        for process in self.processes:
+            process.kill()
+            process.wait()
+
+
+def wait_for(ready, what, seconds=60.0):
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if ready():
+                return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    raise AssertionError(f"{what} did not come up in {seconds:g} s")
+
+
+def napping_run(tmp_path, address, name):
+    """`pibench run` of the napping suite on ``address`` in a thread, its method and plugin module called
+    ``name`` (one per test: a process imports a plugin module once): (thread, its result {"code": ...})."""
+    import threading
+
+    (tmp_path / f"{name}.py").write_text(NAPPER.replace("NAME", name))
+    (tmp_path / "naps.toml").write_text(NAPPING_SUITE.replace("NAME", name))
+    result = {}
+    argv = ["run", "--suite", str(tmp_path / "naps.toml"), "--plugin", str(tmp_path / f"{name}.py"), "--results-dir",
+            str(tmp_path / "r"), "--backend", "dask", "--scheduler", address, "--progress-lines"]
+    thread = threading.Thread(target=lambda: result.update(code=main(argv)), daemon=True)
+    thread.start()
+    return thread, result
+
+
+def test_a_cluster_left_without_workers_says_it_waits_and_goes_on_when_one_joins(tmp_path, capsys, monkeypatch):
+    from pibench.benchmarks import backends
+
+    monkeypatch.setattr(backends, "WORKERLESS_GRACE", 1.0)
+    cluster = ExternalCluster(tmp_path)
+    try:
+        cluster.scheduler()
+        first = cluster.worker()
+        thread, result = napping_run(tmp_path, cluster.address, "napper_waits")
+        wait_for(lambda: any((tmp_path / "r" / "tasks").glob("*.json")), "the first record")
+        first.kill()  # the only worker dies mid-run (its task is lost with it and runs again)
+        said = []
+        wait_for(lambda: said.append(capsys.readouterr().err) or "has had no worker for 1 s" in "".join(said),
+                 "the waiting line")
+        assert thread.is_alive()  # it waits, as an adaptive cluster would want
+        cluster.worker()
+        thread.join(timeout=120)
+        said.append(capsys.readouterr().err)
+    finally:
+        cluster.close()
+    err = "".join(said)
+    assert result == {"code": 0}, err
+    assert f"the dask scheduler {cluster.address} has had no worker for 1 s; the run waits" in err
+    assert "dask worker(s) connected again; the run goes on" in err
+    assert len(list((tmp_path / "r" / "tasks").glob("*.json"))) == 4 and "Traceback" not in err
+
+
+def test_a_lost_scheduler_stops_the_run_with_one_line_and_the_rerun_resumes(tmp_path, capsys):
+    cluster = ExternalCluster(tmp_path)
+    try:
+        scheduler = cluster.scheduler()
+        cluster.worker()
+        thread, result = napping_run(tmp_path, cluster.address, "napper_lost")
+        wait_for(lambda: any((tmp_path / "r" / "tasks").glob("*.json")), "the first record")
+        scheduler.kill()
+        thread.join(timeout=120)
+        err = capsys.readouterr().err
+        assert result == {"code": 1}, err
+        assert f"pibench: error: lost the dask scheduler at {cluster.address} mid-run; the tasks that finished " \
+               "before are kept" in err and "Traceback" not in err
+        cluster.scheduler()  # the same address again, a fresh worker: the same command resumes
+        cluster.worker()
+        thread, result = napping_run(tmp_path, cluster.address, "napper_lost")
+        thread.join(timeout=120)
+    finally:
+        cluster.close()
+    assert result == {"code": 0}
+    import re
+
+    ran, skipped = map(int, re.search(r"ran (\d+), skipped (\d+)", capsys.readouterr().out).groups())
+    assert ran + skipped == 4 and skipped >= 1  # what finished before is kept (the old worker may finish its queue)
+    assert len(list((tmp_path / "r" / "tasks").glob("*.json"))) == 4
