@@ -24,7 +24,13 @@ from __future__ import annotations
 import numpy as np
 
 from pibench.data_loaders.problems import SeriesProblem
-from pibench.data_loaders.synthetic import _check_length, check_ar_stationary, lag_matrix, series_problem
+from pibench.data_loaders.synthetic import (
+    _check_length,
+    check_ar_stationary,
+    check_counts,
+    lag_matrix,
+    series_problem,
+)
 
 
 def simulate_regime(n: int, seed: int, phi=(0.6, -0.2, 0.1), scales=(1.0, 3.0), switch_prob: float = 0.005,
@@ -60,6 +66,7 @@ def regime_problem(
 ) -> SeriesProblem:
     """The regime-switching series as a problem whose features are its lags; metadata holds the oracle:
     ``conditional_mean`` and ``oracle_scale`` (sigma of each row's regime) and ``regime`` (0/1 per row)."""
+    check_counts(n_train=n_train, n_test=n_test)
     coefs = check_ar_stationary(phi)
     p = coefs.size
     n_lags = p if n_lags is None else int(n_lags)

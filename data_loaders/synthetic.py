@@ -44,6 +44,13 @@ def _check_length(n: int, burn_in: int) -> tuple[int, int]:
     return n, burn_in
 
 
+def check_counts(**counts) -> None:
+    """ValueError naming the first of ``counts`` (n_train=..., n_test=...) that is below 1."""
+    for key, value in counts.items():
+        if int(value) < 1:
+            raise ValueError(f"{key}={value} must be at least 1.")
+
+
 # --------------------------------------------------------------------------- NLAR
 
 
@@ -247,6 +254,7 @@ def ar_problem(
     seed: int = 0,
 ) -> SeriesProblem:
     """Linear AR(p) problem: ``n_train`` rows precede ``n_test`` test rows; features are lags."""
+    check_counts(n_train=n_train, n_test=n_test)
     phi = check_ar_stationary(phi)
     n_lags = phi.size if n_lags is None else int(n_lags)
     if n_lags < 1:
@@ -271,6 +279,7 @@ def nlar_problem(
     *, n_train: int = 10000, n_test: int = 1000, n_lags: int = 15, seed: int = 0
 ) -> SeriesProblem:
     """Order-7 NLAR problem (:func:`simulate_nlar`); ``n_train`` rows precede ``n_test`` test rows."""
+    check_counts(n_train=n_train, n_test=n_test, n_lags=n_lags)
     n_lags = int(n_lags)
     rows = n_train + n_test
     full = simulate_nlar(max(n_lags, NLAR_ORDER) + rows, seed)
@@ -290,6 +299,7 @@ def expar_problem(
     *, n_train: int = 10000, n_test: int = 1000, n_lags: int = 1, seed: int = 0
 ) -> SeriesProblem:
     """EXPAR(1) problem (:func:`simulate_expar`); ``n_train`` rows precede ``n_test`` test rows."""
+    check_counts(n_train=n_train, n_test=n_test)
     n_lags = int(n_lags)
     y = simulate_expar(n_lags + n_train + n_test, seed)
     mean = expar_mean(y[max(n_lags, 1) - 1 : -1])
@@ -380,11 +390,8 @@ def seasonal_ar_sets(
     the test amplitudes / phases and the generator parameters; see
     :func:`seasonal_ar_oracle` for the oracle interval.
     """
-    counts = {"n_train": n_train, "n_calibration": n_calibration, "n_test": n_test,
-              "input_length": input_length, "horizon": horizon}
-    for key, value in counts.items():
-        if int(value) < 1:
-            raise ValueError(f"{key}={value} must be at least 1.")
+    check_counts(n_train=n_train, n_calibration=n_calibration, n_test=n_test, input_length=input_length,
+                 horizon=horizon)
     phi, noise_std, period = float(phi), float(noise_std), float(period)
     if not abs(phi) < 1.0:
         raise ValueError(f"phi={phi} must satisfy |phi| < 1 so the AR(1) error is stationary.")

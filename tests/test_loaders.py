@@ -341,6 +341,14 @@ def test_load_dataset_unknown_parameter() -> None:
         load_dataset("nope", {})
 
 
+@pytest.mark.parametrize("name", ["ar", "nlar", "expar", "regime"])
+@pytest.mark.parametrize("key", ["n_train", "n_test"])
+def test_a_synthetic_span_below_one_is_named(name: str, key: str) -> None:
+    """n_train = -3 said "n_test=1000 must lie in [1, 996]": the blame fell on the span the user left alone."""
+    with pytest.raises(ValueError, match=f"^{key}=-3 must be at least 1"):
+        load_dataset(name, {key: -3})
+
+
 def test_load_dataset_is_deterministic_in_seed() -> None:
     params = {"n_test": 10, "n_train": 50}
     a = load_dataset("ar", params, seed=3)
