@@ -48,6 +48,7 @@ from pathlib import Path
 
 from pibench.benchmarks.protocols import check_protocol
 from pibench.benchmarks.shipping import ShippedClass
+from pibench.data_loaders.fingerprint import seeded_dataset
 from pibench.data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
 from pibench.data_loaders.validation import check_alpha, did_you_mean
 from pibench.methods.catalog import get_method
@@ -114,7 +115,7 @@ class Task:
     @property
     def data_seed(self) -> int:
         """Shared by every method on the same dataset and replicate, so they see the same data."""
-        return derive_seed("data", self.config["dataset"], self.config["seed"])
+        return derive_seed("data", seeded_dataset(self.config["dataset"]), self.config["seed"])
 
     @property
     def method_seed(self) -> int:
@@ -122,7 +123,7 @@ class Task:
         gets the same seed, so paired comparisons are fair and split-conformal methods
         with the same base forecaster share its fits (benchmarks/forecast_stage.py)."""
         c = self.config
-        return derive_seed("method", c["dataset"], c["protocol"], c["seed"])
+        return derive_seed("method", seeded_dataset(c["dataset"]), c["protocol"], c["seed"])
 
     def label(self) -> str:
         c = self.config

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import numpy as np
 
@@ -66,3 +66,17 @@ def source_files(problem: Problem) -> dict[str, str]:
         return {}
     path = Path(source).resolve()
     return {str(path): sha256_of(path)}
+
+
+def seeded_dataset(dataset: dict) -> dict:
+    """A dataset entry as its seeds see it: a file by its name, not by the folder it was reached through
+    (``csv:prices.csv:price`` from its folder and ``csv:data/prices.csv:price`` from above give the same
+    numbers; the file's content is in the task's identity all the same)."""
+    path = dataset.get("params", {}).get("path")
+    if not isinstance(path, str) or PurePath(path).name == path:
+        return dataset
+    name = PurePath(path).name
+    seen = {**dataset, "params": {**dataset["params"], "path": name}}
+    if isinstance(dataset.get("label"), str):
+        seen["label"] = dataset["label"].replace(path, name)
+    return seen

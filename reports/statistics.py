@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pibench.data_loaders.fingerprint import seeded_dataset
 from pibench.reports.bootstrap_ci import (
     REPS,
     SERIES_METRICS,
@@ -38,7 +39,7 @@ from pibench.reports.comparisons import diebold_mariano, mcs_block, model_confid
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 6
+STATS_VERSION = 7
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -78,6 +79,13 @@ def _seed_of(key: str) -> int:
     return int(hashlib.sha256(key.encode()).hexdigest()[:8], 16)
 
 
+def _seed_key(key: tuple, members: list[tuple[dict, RecordStatistics]]) -> tuple:
+    """A row's key as the bootstrap's seeds see it: a file dataset by its name, not the path it was reached
+    through (:func:`~pibench.data_loaders.fingerprint.seeded_dataset`), as the tasks' own seeds."""
+    dataset = seeded_dataset(members[0][0]["config"]["dataset"])
+    return (key[0], dataset.get("label", key[1]), *key[2:])
+
+
 def _arrays_sha256(arrays: dict[str, np.ndarray]) -> str:
     h = hashlib.sha256()
     for name in sorted(arrays):
@@ -100,7 +108,8 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
         clusters = np.column_stack([np.bincount(groups), np.bincount(groups, weights=joint)]).astype(np.int64)
     # seeded by what the task is (its config), not by the code that ran it: the same predictions give the same
     # CIs after any change of pibench that leaves them alone
-    draws, block = replicates(units, dependent, _seed_of(json.dumps(record["config"], sort_keys=True)),
+    seeded_config = {**record["config"], "dataset": seeded_dataset(record["config"]["dataset"])}
+    draws, block = replicates(units, dependent, _seed_of(json.dumps(seeded_config, sort_keys=True)),
                               sizes=None if dependent else group_sizes(clusters))
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters)
 
@@ -243,7 +252,7 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     if len(candidates) > 1:
         matrix = np.column_stack([losses[key] for key in candidates])
         block = mcs_block(matrix) if dependent else 1
-        group_seed = _seed_of(json.dumps([str(k) for k in sorted(map(str, candidates))]))
+        group_seed = _seed_of(json.dumps(sorted(str(_seed_key(k, rows[k])) for k in candidates)))
         kept = model_confidence_set(matrix, block, group_seed)
         in_mcs = dict(zip(candidates, kept.tolist()))
     elif candidates:
@@ -330,7 +339,7 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], in_mcs: bool | None) -> dict:
     kind = members[0][1].kind
     draws = seed_replicates([s.units for _, s in members], [s.draws for _, s in members], kind == "series",
-                            _seed_of(json.dumps([str(k) for k in key])),
+                            _seed_of(json.dumps([str(k) for k in _seed_key(key, members)])),
                             None if kind == "series" else group_sizes(members[0][1].clusters))
     low, high = percentile_ci(draws)
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
