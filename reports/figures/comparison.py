@@ -55,7 +55,7 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
         ax.set_xlim(low * 1.5 if low < -linear else low - 0.1 * linear,
                     high * 1.5 if high > linear else high + 0.1 * linear)
         scale = f"\n(the axis is linear within +/-{linear:.3g} and logarithmic beyond)"
-    ax.set_xlabel(f"mean interval score {kind} minus the reference's (lower is better){scale}")
+    ax.set_xlabel(f"mean interval score {kind} minus the reference's\n(lower is better){scale}")
     paired = paired_seeds(table)
     paired = f"; paired on {paired}, the ones every row has" if paired else ""
     variance = "" if sets else ", EWC variance"
