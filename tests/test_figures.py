@@ -172,6 +172,28 @@ def test_tradeoff_one_point_group_per_method_and_the_nominal(fesp_store):
     close(fig)
 
 
+def test_tradeoff_names_of_a_crowd_of_settings_never_overlap_and_the_panel_says_how_many_it_left_out():
+    """Thirty ACI settings of nearly the same width (fesp's gamma sweep): their names were a blot. The names
+    shown overlap no other and stay in the panel, the isolated setting keeps its name, and the title counts
+    the rest."""
+    runs = [series_run("fesp", "fesp", "aci", f"gamma={g:g}", 1.60 + 0.002 * i, days=30)
+            for i, g in enumerate(np.linspace(0.0, 0.03, 30))]
+    runs.append(series_run("fesp", "fesp", "aci", "gamma=0.09", 3.0, days=30))  # far from the crowd
+    fig = tradeoff_figure(stored(runs))
+    ax = axes_of(fig)[0]
+    renderer = fig.canvas.get_renderer()
+    shown = [t for t in ax.texts if t.get_visible()]
+    boxes = [t.get_window_extent(renderer) for t in shown]
+    assert 2 <= len(shown) < 31
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+    panel = ax.get_window_extent(renderer)
+    assert all(panel.x0 <= b.x0 and b.x1 <= panel.x1 and panel.y0 <= b.y0 and b.y1 <= panel.y1 for b in boxes)
+    assert "gamma=0.09" in {t.get_text() for t in shown}
+    assert ax.get_title().endswith(f"; {31 - len(shown)} of 31 names hidden")
+    assert "names hidden where they would overlap" in fig.get_suptitle()
+    close(fig)
+
+
 def test_sets_figure_per_horizon_lines_and_joint_bars():
     runs = [set_run("sets", "covid", m, seed, w) for m, w in (("cfrnn", 6.0), ("dprnn", 1.0)) for seed in (0, 1, 2)]
     results = stored(runs)

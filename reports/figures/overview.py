@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.text import Annotation
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import (
+    drop_crowded_labels,
     figure_styles,
     hide_spare_panels,
     label_away,
@@ -40,6 +43,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
     nrows = math.ceil(len(panels) / cols)
     styles = figure_styles(cells["method"])
     fig, axes = new_figure(max(8.5, 4.2 * cols + 1.6), 3.4 * nrows + 0.4, nrows, cols)
+    names: dict[Axes, list[Annotation]] = {}
     for ax, ((suite, dataset), part) in zip(axes.ravel(), panels):
         # set rows (a joint coverage): the headline coverage is joint
         is_set = "joint_coverage" in part and part["joint_coverage"].notna().any()
@@ -52,9 +56,10 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
             if len(points) > 1:
                 for row, xi, yi, setting in zip(points.index, x, points["mean_length"], points["setting"]):
                     dx, dy = away[row]
-                    ax.annotate(str(setting), (xi, yi), xytext=(dx, dy), textcoords="offset points", fontsize=6.5,
-                                color=styles[method].colour, zorder=4, ha="left" if dx > 0 else "right",
-                                va="bottom" if dy > 0 else "top")
+                    names.setdefault(ax, []).append(ax.annotate(
+                        str(setting), (xi, yi), xytext=(dx, dy), textcoords="offset points", fontsize=6.5,
+                        color=styles[method].colour, zorder=4, ha="left" if dx > 0 else "right",
+                        va="bottom" if dy > 0 else "top"))
             if "coverage_ci_low" in points and points["coverage_ci_low"].notna().any():
                 ax.errorbar(x, points["mean_length"], fmt="none", ecolor=styles[method].colour, alpha=0.5,
                             elinewidth=0.9, zorder=2,
@@ -72,4 +77,13 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
     legend_outside(fig, axes.ravel())
     fig.suptitle(f"Coverage against mean length (seed means, bars: 90% bootstrap CIs; dashed: nominal "
                  f"{results.nominal_percent:g}%)", wrap=True)
+    crowded = False
+    for ax, labels in names.items():  # a crowd of settings keeps the names that fit
+        hidden = drop_crowded_labels(fig, labels)
+        if hidden:
+            ax.set_title(f"{ax.get_title()}; {hidden} of {len(labels)} names hidden", fontsize=9)
+            crowded = True
+    if crowded:
+        fig.suptitle(f"{fig.get_suptitle()[:-1]}; names hidden where they would overlap: the tables have them)",
+                     wrap=True)
     return fig

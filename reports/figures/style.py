@@ -24,7 +24,9 @@ import matplotlib.style
 import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.text import Annotation
 
 if TYPE_CHECKING:
     from matplotlib.typing import LegendLocType
@@ -190,6 +192,40 @@ def label_away(points: np.ndarray) -> list[tuple[int, int]]:
         nearest = others[np.argmin(np.hypot(*(others - p).T))]
         offsets.append((-5 if nearest[0] > p[0] else 5, -4 if nearest[1] > p[1] else 4))
     return offsets
+
+
+def drop_crowded_labels(fig: Figure, labels: list[Annotation]) -> int:
+    """Place the labels of ``labels`` (one panel's point labels, offset from their points) so that none overlaps
+    one placed already or runs out of the panel, the most isolated points' first (nearest other point in
+    display space): each on its own side if it fits there, else on another side of its point, else hidden;
+    how many were hidden. A crowd of settings keeps a few names instead of a blot of many."""
+    if not labels:
+        return 0
+    fig.draw_without_rendering()  # the layout, then the labels' places
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)  # a display-free one
+    renderer = canvas.get_renderer()
+    anchors = np.array([label.axes.transData.transform(label.xy) for label in labels])
+    gaps = [float(np.delete(np.hypot(*(anchors - a).T), i).min()) if len(labels) > 1 else 0.0
+            for i, a in enumerate(anchors)]
+    panel = labels[0].axes.get_window_extent(renderer)
+    placed: list = []
+    hidden = 0
+    for i in sorted(range(len(labels)), key=lambda k: -gaps[k]):
+        label = labels[i]
+        dx, dy = label.xyann
+        for sx, sy in ((1, 1), (-1, 1), (1, -1), (-1, -1)):  # its own side first
+            label.xyann = (sx * dx, sy * dy)
+            label.set_horizontalalignment("left" if sx * dx > 0 else "right")
+            label.set_verticalalignment("bottom" if sy * dy > 0 else "top")
+            box = label.get_window_extent(renderer)
+            inside = panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1
+            if inside and not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                break
+        else:
+            label.set_visible(False)
+            hidden += 1
+    return hidden
 
 
 def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: bool = True) -> None:
