@@ -79,7 +79,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
                  f"{results.nominal_percent:g}%)", wrap=True)
     crowded = False
     for ax, labels in names.items():  # a crowd of settings keeps the names that fit
-        hidden = drop_crowded_labels(fig, labels)
+        hidden = drop_crowded_labels(fig, ax, labels)
         if hidden:
             ax.set_title(f"{ax.get_title()}; {hidden} of {len(labels)} names hidden", fontsize=9)
             crowded = True

@@ -194,8 +194,8 @@ def label_away(points: np.ndarray) -> list[tuple[int, int]]:
     return offsets
 
 
-def drop_crowded_labels(fig: Figure, labels: list[Annotation]) -> int:
-    """Place the labels of ``labels`` (one panel's point labels, offset from their points) so that none overlaps
+def drop_crowded_labels(fig: Figure, ax: Axes, labels: list[Annotation]) -> int:
+    """Place the labels of ``labels`` (the point labels of panel ``ax``, offset from their points) so that none overlaps
     one placed already or runs out of the panel, the most isolated points' first (nearest other point in
     display space): each on its own side if it fits there, else on another side of its point, else hidden;
     how many were hidden. A crowd of settings keeps a few names instead of a blot of many."""
@@ -204,10 +204,10 @@ def drop_crowded_labels(fig: Figure, labels: list[Annotation]) -> int:
     fig.draw_without_rendering()  # the layout, then the labels' places
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)  # a display-free one
     renderer = canvas.get_renderer()
-    anchors = np.array([label.axes.transData.transform(label.xy) for label in labels])
+    anchors = np.array([ax.transData.transform(label.xy) for label in labels])
     gaps = [float(np.delete(np.hypot(*(anchors - a).T), i).min()) if len(labels) > 1 else 0.0
             for i, a in enumerate(anchors)]
-    panel = labels[0].axes.get_window_extent(renderer)
+    panel = ax.get_window_extent(renderer)
     placed: list = []
     hidden = 0
     for i in sorted(range(len(labels)), key=lambda k: -gaps[k]):
