@@ -43,7 +43,7 @@ SLOW = {
     "pibench run --suite ar_order -j 2",
     "pibench run --suite sets -j 2",
     "pibench run --suite sets --datasets covid -j 2",
-    "pibench run --suite sets --datasets eeg -j 2",
+    "pibench run --suite sets --datasets eeg eeg_trials -j 2",
     "pibench run --suite sets_eeg100 -j 2",
     "pibench run --suite realworld -j 2",
     "pibench run --suite ar_order_paper --device cuda -j 4",
