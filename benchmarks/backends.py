@@ -134,6 +134,27 @@ def watch_workers(count: Callable[[], int], stop: threading.Event, say: Callable
             waiting = True
 
 
+def check_worker_code(client, address: str) -> None:
+    """ValueError, before any job, if a worker of the cluster at ``address`` runs other pibench code than
+    this process (:func:`~pibench.benchmarks.provenance.code_version`), or cannot say which. (A worker that
+    joins later is still refused per task.)"""
+    from pibench.benchmarks.provenance import code_version
+
+    try:
+        versions = client.run(code_version)
+    except Exception as exc:
+        raise ValueError(f"the dask workers at {address} could not say which pibench code they run "
+                         f"({type(exc).__name__}: {str(exc)[:100]}); install pibench from this checkout on every "
+                         "worker (pip install -c constraints.txt -e '.[dask]') and rerun.") from None
+    ours = code_version()
+    other = {worker: version for worker, version in versions.items() if version != ours}
+    if other:
+        named = ", ".join(f"{worker} runs {version}" for worker, version in sorted(other.items())[:3])
+        raise ValueError(f"{len(other)} of {len(versions)} dask worker(s) at {address} run other pibench code than "
+                         f"this run ({ours}): {named}{', ...' if len(other) > 3 else ''}. Start every worker from "
+                         "this checkout (the same commit) and rerun.")
+
+
 def _scheduler_lost(exc: BaseException) -> bool:
     """Whether ``exc`` is dask's word that the client lost its scheduler (a future cancelled for it; between
     jobs the loss shows as the client's status instead)."""
@@ -170,6 +191,12 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
             raise ValueError(f"could not reach the dask scheduler at {scheduler} ({exc}); start it with "
                              "`dask scheduler` and give the address it prints.") from None
         address = client.scheduler.address
+        if cluster is None:  # a cluster of others' making: its workers may run other code (ours run ours)
+            try:
+                check_worker_code(client, address)
+            except ValueError:
+                client.close()
+                raise
         stop = threading.Event()
         def count() -> int:
             return len(client.scheduler_info()["workers"])

@@ -165,12 +165,15 @@ class ExternalCluster:
         self.folder = folder
         self.processes = []
 
-    def _start(self, *argv):
+    def _start(self, *argv, pythonpath=None):
+        import os
         import subprocess
         import sys
 
         log = open(self.folder / f"dask-{len(self.processes)}.log", "w")
-        process = subprocess.Popen([sys.executable, "-m", "dask", *argv], stdout=log, stderr=subprocess.STDOUT)
+        env = {**os.environ, **({"PYTHONPATH": str(pythonpath)} if pythonpath else {})}
+        process = subprocess.Popen([sys.executable, "-m", "dask", *argv], stdout=log, stderr=subprocess.STDOUT,
+                                   env=env, cwd=self.folder)  # not the checkout: `-m` puts the cwd first on the path
         self.processes.append(process)
         return process
 
@@ -180,9 +183,10 @@ class ExternalCluster:
         wait_for(lambda: self.workers() >= 0, "the scheduler")
         return process
 
-    def worker(self):
+    def worker(self, pythonpath=None):
+        """A worker; with ``pythonpath``, one that imports pibench from there (another checkout)."""
         before = self.workers()
-        process = self._start("worker", self.address, "--nthreads", "1", "--no-nanny")
+        process = self._start("worker", self.address, "--nthreads", "1", "--no-nanny", pythonpath=pythonpath)
         wait_for(lambda: self.workers() > before, "a worker")
         return process
 
@@ -277,3 +281,34 @@ def test_a_lost_scheduler_stops_the_run_with_one_line_and_the_rerun_resumes(tmp_
     ran, skipped = map(int, re.search(r"ran (\d+), skipped (\d+)", capsys.readouterr().out).groups())
     assert ran + skipped == 4 and skipped >= 1  # what finished before is kept (the old worker may finish its queue)
     assert len(list((tmp_path / "r" / "tasks").glob("*.json"))) == 4
+
+
+def test_a_worker_on_other_code_is_refused_before_any_task(tmp_path, capsys):
+    """A worker started from another checkout (one result-bearing file edited) was refused task by task, each
+    a failed record; now the run stops before any task, naming the worker, with exit 2."""
+    import shutil
+    from pathlib import Path
+
+    import pibench
+
+    root = Path(pibench.__file__).resolve().parents[1]
+    other = tmp_path / "other_checkout"
+    for part in ("pibench", "methods", "benchmarks", "data_loaders", "reports"):
+        shutil.copytree(root / part, other / part, symlinks=True,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    with open(other / "methods" / "aci.py", "a") as f:
+        f.write("\n# an edit on that machine\n")
+    cluster = ExternalCluster(tmp_path)
+    try:
+        cluster.scheduler()
+        cluster.worker()
+        cluster.worker(pythonpath=other)
+        thread, result = napping_run(tmp_path, cluster.address, "napper_other")
+        thread.join(timeout=120)
+    finally:
+        cluster.close()
+    err = capsys.readouterr().err
+    assert result == {"code": 2}, err
+    assert "1 of 2 dask worker(s) at" in err and "run other pibench code than this run" in err
+    assert "Start every worker from this checkout" in err and "Traceback" not in err
+    assert not list((tmp_path / "r" / "tasks").glob("*.json"))  # nothing ran
