@@ -114,7 +114,7 @@ def watch_workers(count: Callable[[], int], stop: threading.Event, say: Callable
                   grace: float, poll: float = 1.0) -> None:
     """Until ``stop``: poll the cluster's worker ``count`` and ``say`` once per outage that the cluster has had
     no worker for ``grace`` seconds (the run waits: an adaptive cluster may bring workers back), and again when
-    workers are back. Ends quietly when the count fails (the scheduler is gone: the run's futures say so)."""
+    workers are back. Ends quietly when the count raises (the scheduler is gone: the run itself says so)."""
     since: float | None = None
     waiting = False
     while not stop.wait(poll):
@@ -178,7 +178,9 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
         yield n_jobs
         return
     from distributed import Client, LocalCluster
-    from joblib import parallel_config
+    from joblib import parallel_config, register_parallel_backend
+
+    from pibench.benchmarks.cluster_backend import CLUSTER_BACKEND, ClusterBackend
 
     if scheduler is None:
         cluster = LocalCluster(n_workers=n_jobs, threads_per_worker=1, processes=True, dashboard_address=None)
@@ -198,15 +200,16 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
                 client.close()
                 raise
         stop = threading.Event()
-        def count() -> int:
-            return len(client.scheduler_info()["workers"])
+        def count() -> int:  # asked of the scheduler each time (the client's own answer may be an old one)
+            return int(client.sync(client.scheduler.identity, n_workers=0)["n_workers"])
 
         def say(line: str) -> None:
             tqdm.write(line, file=sys.stderr)
 
         watcher = threading.Thread(target=watch_workers, args=(count, stop, say, address, WORKERLESS_GRACE),
                                    daemon=True, name="pibench-dask-workers")
-        with client, parallel_config(backend="dask"):
+        register_parallel_backend(CLUSTER_BACKEND, ClusterBackend)
+        with client, parallel_config(backend=CLUSTER_BACKEND):
             watcher.start()
             try:
                 yield -1

@@ -344,6 +344,8 @@ def _drain(jobs, n_jobs: int, bar, executed: list[dict], log: Callable[[dict], N
     """Run ``jobs``, collecting their records, and into ``deferred`` the cells that could not train together;
     ``log`` sees each finished record (``progress="lines"``: a log's account of what ran, how and how long,
     where a bar only says how many)."""
+    if not jobs:  # nothing to ask of the workers (a dask cluster may be gone by now: no need to know)
+        return
     for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
         if isinstance(result, CellDeferred):
             assert deferred is not None, "a cell deferred its tasks to a drain that does not take them"

@@ -314,10 +314,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"pibench: error: {exc.strerror or exc}{where}; check that the folder exists, is yours to write "
               "and has space.", file=sys.stderr)
         return 2
-    except TimeoutError as exc:  # before OSError: no worker is no file system's fault
-        print(f"pibench: error: {exc}" if "has no worker" not in str(exc) else
-              "pibench: error: no dask worker joined the scheduler in time; start workers for it (dask worker "
-              "ADDRESS) and rerun.", file=sys.stderr)
+    except TimeoutError as exc:  # before OSError: a cluster that does not answer is no file system's fault
+        print(f"pibench: error: {exc}", file=sys.stderr)
         return 2
     except Terminated:
         print("pibench: stopped (SIGTERM); finished tasks are saved, rerun the same command to resume.",

@@ -82,7 +82,7 @@ def _seed_of(key: str) -> int:
 def _seed_key(key: tuple, members: list[tuple[dict, RecordStatistics]]) -> tuple:
     """A row's key as the bootstrap's seeds see it: a file dataset by its name, not the path it was reached
     through (:func:`~pibench.data_loaders.fingerprint.seeded_dataset`), as the tasks' own seeds."""
-    dataset = seeded_dataset(members[0][0]["config"]["dataset"])
+    dataset = seeded_dataset(members[0][0]["config"].get("dataset", {}))
     return (key[0], dataset.get("label", key[1]), *key[2:])
 
 
@@ -108,7 +108,9 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
         clusters = np.column_stack([np.bincount(groups), np.bincount(groups, weights=joint)]).astype(np.int64)
     # seeded by what the task is (its config), not by the code that ran it: the same predictions give the same
     # CIs after any change of pibench that leaves them alone
-    seeded_config = {**record["config"], "dataset": seeded_dataset(record["config"]["dataset"])}
+    seeded_config = dict(record["config"])
+    if "dataset" in seeded_config:
+        seeded_config["dataset"] = seeded_dataset(seeded_config["dataset"])
     draws, block = replicates(units, dependent, _seed_of(json.dumps(seeded_config, sort_keys=True)),
                               sizes=None if dependent else group_sizes(clusters))
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters)

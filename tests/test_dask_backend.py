@@ -118,6 +118,7 @@ def test_a_global_set_between_dask_runs_reaches_the_class(tmp_path):
 
 
 NAPPER = '''
+import os
 import time
 from pibench import Interval, IntervalMethod, register
 
@@ -129,6 +130,7 @@ class Napper(IntervalMethod):
     name = "NAME"
 
     def fit(self, data, calibration=None):
+        open(os.path.join(r"PIDS", str(os.getpid())), "a").close()  # where the fit ran
         time.sleep(2.0)
         self.sd_ = float(data.y.std())
         return self
@@ -219,7 +221,8 @@ def napping_run(tmp_path, address, name):
     ``name`` (one per test: a process imports a plugin module once): (thread, its result {"code": ...})."""
     import threading
 
-    (tmp_path / f"{name}.py").write_text(NAPPER.replace("NAME", name))
+    (tmp_path / "pids").mkdir(exist_ok=True)
+    (tmp_path / f"{name}.py").write_text(NAPPER.replace("NAME", name).replace("PIDS", str(tmp_path / "pids")))
     (tmp_path / "naps.toml").write_text(NAPPING_SUITE.replace("NAME", name))
     result = {}
     argv = ["run", "--suite", str(tmp_path / "naps.toml"), "--plugin", str(tmp_path / f"{name}.py"), "--results-dir",
@@ -236,10 +239,11 @@ def test_a_cluster_left_without_workers_says_it_waits_and_goes_on_when_one_joins
     cluster = ExternalCluster(tmp_path)
     try:
         cluster.scheduler()
-        first = cluster.worker()
+        workers = [cluster.worker(), cluster.worker()]
         thread, result = napping_run(tmp_path, cluster.address, "napper_waits")
         wait_for(lambda: any((tmp_path / "r" / "tasks").glob("*.json")), "the first record")
-        first.kill()  # the only worker dies mid-run (its task is lost with it and runs again)
+        for worker in workers:  # every worker dies mid-run (their tasks are lost with them and run again)
+            worker.kill()
         said = []
         wait_for(lambda: said.append(capsys.readouterr().err) or "has had no worker for 1 s" in "".join(said),
                  "the waiting line")
@@ -254,12 +258,36 @@ def test_a_cluster_left_without_workers_says_it_waits_and_goes_on_when_one_joins
     assert f"the dask scheduler {cluster.address} has had no worker for 1 s; the run waits" in err
     assert "dask worker(s) connected again; the run goes on" in err
     assert len(list((tmp_path / "r" / "tasks").glob("*.json"))) == 4 and "Traceback" not in err
+    ran_on_workers(tmp_path)
+
+
+def ran_on_workers(tmp_path) -> None:
+    """The napper's fits ran in the cluster's workers, never in this process (joblib's own dask backend ran a
+    one-thread cluster's jobs here)."""
+    import os
+
+    pids = {int(p.name) for p in (tmp_path / "pids").iterdir()}
+    assert pids and os.getpid() not in pids
+
+
+def test_a_one_worker_cluster_runs_the_jobs_not_this_process(tmp_path, capsys):
+    cluster = ExternalCluster(tmp_path)
+    try:
+        cluster.scheduler()
+        cluster.worker()
+        thread, result = napping_run(tmp_path, cluster.address, "napper_one")
+        thread.join(timeout=120)
+    finally:
+        cluster.close()
+    assert result == {"code": 0}, capsys.readouterr().err
+    ran_on_workers(tmp_path)
 
 
 def test_a_lost_scheduler_stops_the_run_with_one_line_and_the_rerun_resumes(tmp_path, capsys):
     cluster = ExternalCluster(tmp_path)
     try:
         scheduler = cluster.scheduler()
+        cluster.worker()
         cluster.worker()
         thread, result = napping_run(tmp_path, cluster.address, "napper_lost")
         wait_for(lambda: any((tmp_path / "r" / "tasks").glob("*.json")), "the first record")
@@ -281,6 +309,7 @@ def test_a_lost_scheduler_stops_the_run_with_one_line_and_the_rerun_resumes(tmp_
     ran, skipped = map(int, re.search(r"ran (\d+), skipped (\d+)", capsys.readouterr().out).groups())
     assert ran + skipped == 4 and skipped >= 1  # what finished before is kept (the old worker may finish its queue)
     assert len(list((tmp_path / "r" / "tasks").glob("*.json"))) == 4
+    ran_on_workers(tmp_path)
 
 
 def test_a_worker_on_other_code_is_refused_before_any_task(tmp_path, capsys):
