@@ -11,13 +11,13 @@ from matplotlib.text import Annotation
 
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import (
-    drop_crowded_labels,
     figure_styles,
     hide_spare_panels,
     label_away,
     legend_outside,
     new_figure,
     nominal_line,
+    place_labels,
     readable_limits,
 )
 
@@ -77,13 +77,26 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
     legend_outside(fig, axes.ravel())
     fig.suptitle(f"Coverage against mean length (seed means, bars: 90% bootstrap CIs; dashed: nominal "
                  f"{results.nominal_percent:g}%)", wrap=True)
-    crowded = False
-    for ax, labels in names.items():  # a crowd of settings keeps the names that fit
-        hidden = drop_crowded_labels(fig, ax, labels)
-        if hidden:
-            ax.set_title(f"{ax.get_title()}; {hidden} of {len(labels)} names hidden", fontsize=9)
-            crowded = True
-    if crowded:
-        fig.suptitle(f"{fig.get_suptitle()[:-1]}; names hidden where they would overlap: the tables have them)",
-                     wrap=True)
+    _place_setting_names(fig, names)
     return fig
+
+
+def _place_setting_names(fig: Figure, names: dict[Axes, list[Annotation]]) -> None:
+    """Place the setting names (:func:`place_labels`) and say in each panel's title how many it hid. A title
+    that changes moves the layout, so the names are placed again until the titles hold still (twice, or three
+    times where a count changes)."""
+    sides = {label: label.xyann for labels in names.values() for label in labels}
+    titles = {ax: ax.get_title() for ax in names}
+    suptitle = fig.get_suptitle()
+    said: dict[Axes, int] = {}
+    for _ in range(4):
+        hidden = place_labels(fig, names, sides)
+        if hidden == said:
+            return
+        said = hidden
+        for ax, count in hidden.items():
+            ax.set_title(f"{titles[ax]}; {count} of {len(names[ax])} names hidden" if count else titles[ax],
+                         fontsize=9)
+        crowded = any(hidden.values())
+        fig.suptitle(f"{suptitle[:-1]}; names hidden where they would overlap: the tables have them)" if crowded
+                     else suptitle, wrap=True)

@@ -194,37 +194,40 @@ def label_away(points: np.ndarray) -> list[tuple[int, int]]:
     return offsets
 
 
-def drop_crowded_labels(fig: Figure, ax: Axes, labels: list[Annotation]) -> int:
-    """Place the labels of ``labels`` (the point labels of panel ``ax``, offset from their points) so that none overlaps
-    one placed already or runs out of the panel, the most isolated points' first (nearest other point in
-    display space): each on its own side if it fits there, else on another side of its point, else hidden;
-    how many were hidden. A crowd of settings keeps a few names instead of a blot of many."""
-    if not labels:
-        return 0
+def place_labels(fig: Figure, panels: dict[Axes, list[Annotation]], sides: dict[Annotation, tuple[float, float]]
+                 ) -> dict[Axes, int]:
+    """Place each panel's point labels (offset from their points; ``sides`` holds each label's first-choice
+    offset) so that none overlaps one placed already or runs out of its panel, the most isolated points' first
+    (nearest other point in display space): on its first side if it fits there, else on another side of its
+    point, else hidden. One layout for every panel; how many labels each panel hid. A crowd of settings keeps a
+    few names instead of a blot of many."""
     fig.draw_without_rendering()  # the layout, then the labels' places
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)  # a display-free one
     renderer = canvas.get_renderer()
-    anchors = np.array([ax.transData.transform(label.xy) for label in labels])
-    gaps = [float(np.delete(np.hypot(*(anchors - a).T), i).min()) if len(labels) > 1 else 0.0
-            for i, a in enumerate(anchors)]
-    panel = ax.get_window_extent(renderer)
-    placed: list = []
-    hidden = 0
-    for i in sorted(range(len(labels)), key=lambda k: -gaps[k]):
-        label = labels[i]
-        dx, dy = label.xyann
-        for sx, sy in ((1, 1), (-1, 1), (1, -1), (-1, -1)):  # its own side first
-            label.xyann = (sx * dx, sy * dy)
-            label.set_horizontalalignment("left" if sx * dx > 0 else "right")
-            label.set_verticalalignment("bottom" if sy * dy > 0 else "top")
-            box = label.get_window_extent(renderer)
-            inside = panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1
-            if inside and not any(box.overlaps(other) for other in placed):
-                placed.append(box)
-                break
-        else:
-            label.set_visible(False)
-            hidden += 1
+    hidden = {}
+    for ax, labels in panels.items():
+        anchors = np.array([ax.transData.transform(label.xy) for label in labels])
+        gaps = [float(np.delete(np.hypot(*(anchors - a).T), i).min()) if len(labels) > 1 else 0.0
+                for i, a in enumerate(anchors)]
+        panel = ax.get_window_extent(renderer)
+        placed: list = []
+        hidden[ax] = 0
+        for i in sorted(range(len(labels)), key=lambda k: -gaps[k]):
+            label = labels[i]
+            dx, dy = sides[label]
+            label.set_visible(True)
+            for sx, sy in ((1, 1), (-1, 1), (1, -1), (-1, -1)):  # its first side first
+                label.xyann = (sx * dx, sy * dy)
+                label.set_horizontalalignment("left" if sx * dx > 0 else "right")
+                label.set_verticalalignment("bottom" if sy * dy > 0 else "top")
+                box = label.get_window_extent(renderer)
+                inside = panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1
+                if inside and not any(box.overlaps(other) for other in placed):
+                    placed.append(box)
+                    break
+            else:
+                label.set_visible(False)
+                hidden[ax] += 1
     return hidden
 
 
