@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 from tqdm.auto import tqdm
 
@@ -136,16 +137,19 @@ def watch_workers(count: Callable[[], int], stop: threading.Event, say: Callable
 
 def check_worker_code(client, address: str) -> None:
     """ValueError, before any job, if a worker of the cluster at ``address`` runs other pibench code than
-    this process (:func:`~pibench.benchmarks.provenance.code_version`), or cannot say which. (A worker that
-    joins later is still refused per task.)"""
+    this process (:func:`~pibench.benchmarks.provenance.code_version`) or cannot import pibench. (A worker
+    that joins later is still refused per task.)"""
     from pibench.benchmarks.provenance import code_version
 
-    try:
-        versions = client.run(code_version)
-    except Exception as exc:
-        raise ValueError(f"the dask workers at {address} could not say which pibench code they run "
-                         f"({type(exc).__name__}: {str(exc)[:100]}); install pibench from this checkout on every "
-                         "worker (pip install -c constraints.txt -e '.[dask]') and rerun.") from None
+    answers = client.run(code_version, on_error="return")
+    lacking = {worker: answer for worker, answer in answers.items() if isinstance(answer, ImportError)}
+    if lacking:
+        worker, error = sorted(lacking.items())[0]
+        raise ValueError(f"{len(lacking)} dask worker(s) at {address} cannot import pibench ({worker}: {error}); "
+                         "install it from this checkout on every worker (pip install -c constraints.txt -e "
+                         "'.[dask]') and rerun.")
+    # a worker that left or failed meanwhile is skipped: one that comes back is checked per task
+    versions = {worker: answer for worker, answer in answers.items() if isinstance(answer, str)}
     ours = code_version()
     other = {worker: version for worker, version in versions.items() if version != ours}
     if other:
@@ -163,19 +167,30 @@ def _scheduler_lost(exc: BaseException) -> bool:
     return isinstance(exc, FutureCancelledError) and "scheduler-connection-lost" in str(exc)
 
 
+@dataclass(frozen=True)
+class JobSlots:
+    """What to give ``joblib.Parallel`` in a backend: its ``n_jobs`` and ``pre_dispatch``."""
+
+    n_jobs: int
+    pre_dispatch: str = "2*n_jobs"
+
+
 @contextmanager
-def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) -> Iterator[int]:
-    """Enter the backend; yields the ``n_jobs`` to give ``joblib.Parallel``.
+def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) -> Iterator[JobSlots]:
+    """Enter the backend; yields what to give ``joblib.Parallel`` (:class:`JobSlots`).
 
     dask: connect to ``scheduler`` (``tcp://host:8786``), or start a local cluster of
     ``n_jobs`` single-threaded worker processes when none is given; every worker of
-    the cluster then takes jobs (n_jobs = -1). The caller checks the backend first
+    the cluster then takes jobs (n_jobs = -1), and every job is handed to the
+    scheduler at once (``pre_dispatch = "all"``: joblib would otherwise keep twice the
+    workers it saw at the start in flight, however many join later, and an adaptive
+    cluster would never see the queue that makes it grow). The caller checks the backend first
     (:func:`check_backend`, before the results dir is locked). While it runs, a
     cluster left without workers is said (:func:`watch_workers`); a scheduler lost
     mid-run raises :class:`ClusterLost`.
     """
     if backend == "loky":
-        yield n_jobs
+        yield JobSlots(n_jobs)
         return
     from distributed import Client, LocalCluster
     from joblib import parallel_config, register_parallel_backend
@@ -200,8 +215,9 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
                 client.close()
                 raise
         stop = threading.Event()
-        def count() -> int:  # asked of the scheduler each time (the client's own answer may be an old one)
-            return int(client.sync(client.scheduler.identity, n_workers=0)["n_workers"])
+
+        def count() -> int:  # asked of the scheduler each time (scheduler_info may give the client's old answer)
+            return len(client.ncores())
 
         def say(line: str) -> None:
             tqdm.write(line, file=sys.stderr)
@@ -212,7 +228,7 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
         with client, parallel_config(backend=CLUSTER_BACKEND):
             watcher.start()
             try:
-                yield -1
+                yield JobSlots(-1, pre_dispatch="all")
             except Exception as exc:
                 if _scheduler_lost(exc) or client.status != "running":
                     raise ClusterLost(f"lost the dask scheduler at {address} mid-run; the tasks that finished "

@@ -30,7 +30,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from pibench.benchmarks.backends import check_backend, check_workers, parallel_backend
+from pibench.benchmarks.backends import JobSlots, check_backend, check_workers, parallel_backend
 from pibench.benchmarks.forecast_stage import (
     ForecastPlan,
     drop_bad_chunks,
@@ -339,14 +339,15 @@ def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "c
     return list(jobs.values()), dependent, dropped
 
 
-def _drain(jobs, n_jobs: int, bar, executed: list[dict], log: Callable[[dict], None] | None = None,
+def _drain(jobs, slots: JobSlots, bar, executed: list[dict], log: Callable[[dict], None] | None = None,
            deferred: list[CellDeferred] | None = None) -> None:
     """Run ``jobs``, collecting their records, and into ``deferred`` the cells that could not train together;
     ``log`` sees each finished record (``progress="lines"``: a log's account of what ran, how and how long,
     where a bar only says how many)."""
     if not jobs:  # nothing to ask of the workers (a dask cluster may be gone by now: no need to know)
         return
-    for result in Parallel(n_jobs=n_jobs, return_as="generator_unordered")(jobs):
+    parallel = Parallel(n_jobs=slots.n_jobs, pre_dispatch=slots.pre_dispatch, return_as="generator_unordered")
+    for result in parallel(jobs):
         if isinstance(result, CellDeferred):
             assert deferred is not None, "a cell deferred its tasks to a drain that does not take them"
             deferred.append(result)
@@ -434,7 +435,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
             phase1 += [delayed(execute_task)(t, rd, data_dir, threads, False, device) for t in independent]
             phase1 += [delayed(execute_chunk)(t, fits, rd, data_dir, threads, device) for t, fits in chunks]
             jobs = len(todo) + len(chunks)
-            with warnings.catch_warnings(), parallel_backend(backend, n_jobs, scheduler) as workers, \
+            with warnings.catch_warnings(), parallel_backend(backend, n_jobs, scheduler) as slots, \
                     tqdm(total=jobs, desc=f"{len(todo)} tasks + {len(chunks)} shared fit chunks" if chunks else
                          "pibench", unit="job", disable=progress is not True) as bar:
                 warnings.filterwarnings("ignore", message=LOKY_WORKER_RESTART, category=UserWarning)
@@ -444,14 +445,14 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                 def log(record: dict) -> None:
                     print(_finished_line(record, next(finished), jobs, levels), file=sys.stderr, flush=True)
                 deferred: list[CellDeferred] = []
-                _drain(phase1, workers, bar, executed, log if progress == "lines" else None, deferred)
+                _drain(phase1, slots, bar, executed, log if progress == "lines" else None, deferred)
                 # the tasks of cells that could not train together, alone and side by side, beside those on shared fits
                 by_id = {t.task_id: t for t in todo}
                 phase2 = [delayed(execute_task)(by_id[i], rd, data_dir, threads, False, device, None, d.cell)
                           for d in deferred for i in d.task_ids]
                 phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True, device)
                            for t in todo if t.task_id in dependent]
-                _drain(phase2, workers, bar, executed, log if progress == "lines" else None)
+                _drain(phase2, slots, bar, executed, log if progress == "lines" else None)
         store.check_kept(folder, [r["task_id"] for r in executed])
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
                    if "plugin" in t.bound_identity}

@@ -216,14 +216,15 @@ def wait_for(ready, what, seconds=60.0):
     raise AssertionError(f"{what} did not come up in {seconds:g} s")
 
 
-def napping_run(tmp_path, address, name):
+def napping_run(tmp_path, address, name, seeds=4):
     """`pibench run` of the napping suite on ``address`` in a thread, its method and plugin module called
     ``name`` (one per test: a process imports a plugin module once): (thread, its result {"code": ...})."""
     import threading
 
     (tmp_path / "pids").mkdir(exist_ok=True)
     (tmp_path / f"{name}.py").write_text(NAPPER.replace("NAME", name).replace("PIDS", str(tmp_path / "pids")))
-    (tmp_path / "naps.toml").write_text(NAPPING_SUITE.replace("NAME", name))
+    (tmp_path / "naps.toml").write_text(NAPPING_SUITE.replace("NAME", name).replace("[0, 1, 2, 3]",
+                                                                                      str(list(range(seeds)))))
     result = {}
     argv = ["run", "--suite", str(tmp_path / "naps.toml"), "--plugin", str(tmp_path / f"{name}.py"), "--results-dir",
             str(tmp_path / "r"), "--backend", "dask", "--scheduler", address, "--progress-lines"]
@@ -270,16 +271,23 @@ def ran_on_workers(tmp_path) -> None:
     assert pids and os.getpid() not in pids
 
 
-def test_a_one_worker_cluster_runs_the_jobs_not_this_process(tmp_path, capsys):
+def test_a_one_worker_cluster_gets_every_job_at_once(tmp_path, capsys):
+    """joblib ran a one-thread cluster's jobs in this process, and on a cluster kept only twice the workers it
+    saw at the start in flight: workers that joined later (an adaptive cluster growing on its queue) never saw
+    the rest. Now every job goes to the scheduler at once."""
     cluster = ExternalCluster(tmp_path)
     try:
         cluster.scheduler()
         cluster.worker()
-        thread, result = napping_run(tmp_path, cluster.address, "napper_one")
-        thread.join(timeout=120)
+        thread, result = napping_run(tmp_path, cluster.address, "napper_one", seeds=8)
+        wait_for(lambda: any((tmp_path / "pids").iterdir()), "the first fit")
+        with distributed.Client(cluster.address, timeout=5) as client:
+            queued = client.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks))
+        thread.join(timeout=180)
     finally:
         cluster.close()
     assert result == {"code": 0}, capsys.readouterr().err
+    assert queued >= 8  # the 8 tasks' jobs on the scheduler while the first runs (joblib's default: 4)
     ran_on_workers(tmp_path)
 
 

@@ -83,13 +83,15 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
 
 def _place_setting_names(fig: Figure, names: dict[Axes, list[Annotation]]) -> None:
     """Place the setting names (:func:`place_labels`) and say in each panel's title how many it hid. A title
-    that changes moves the layout, so the names are placed again until the titles hold still (twice, or three
-    times where a count changes)."""
+    that changes moves the layout, so the names are placed again under the new titles until the counts hold
+    (at most three times; should they still move, the names are placed once more under the last titles)."""
+    if not names:
+        return
     sides = {label: label.xyann for labels in names.values() for label in labels}
     titles = {ax: ax.get_title() for ax in names}
     suptitle = fig.get_suptitle()
     said: dict[Axes, int] = {}
-    for _ in range(4):
+    for _ in range(3):
         hidden = place_labels(fig, names, sides)
         if hidden == said:
             return
@@ -100,3 +102,4 @@ def _place_setting_names(fig: Figure, names: dict[Axes, list[Annotation]]) -> No
         crowded = any(hidden.values())
         fig.suptitle(f"{suptitle[:-1]}; names hidden where they would overlap: the tables have them)" if crowded
                      else suptitle, wrap=True)
+    place_labels(fig, names, sides)

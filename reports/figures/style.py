@@ -194,6 +194,10 @@ def label_away(points: np.ndarray) -> list[tuple[int, int]]:
     return offsets
 
 
+#: Pixels kept between two point labels (:func:`place_labels`).
+LABEL_GAP = 1.0
+
+
 def place_labels(fig: Figure, panels: dict[Axes, list[Annotation]], sides: dict[Annotation, tuple[float, float]]
                  ) -> dict[Axes, int]:
     """Place each panel's point labels (offset from their points; ``sides`` holds each label's first-choice
@@ -222,8 +226,9 @@ def place_labels(fig: Figure, panels: dict[Axes, list[Annotation]], sides: dict[
                 label.set_verticalalignment("bottom" if sy * dy > 0 else "top")
                 box = label.get_window_extent(renderer)
                 inside = panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1
-                if inside and not any(box.overlaps(other) for other in placed):
-                    placed.append(box)
+                kept_apart = box.padded(LABEL_GAP)  # a pixel apart: a layout that moves a hair keeps them apart
+                if inside and not any(kept_apart.overlaps(other) for other in placed):
+                    placed.append(kept_apart)
                     break
             else:
                 label.set_visible(False)
