@@ -117,7 +117,7 @@ def watch_workers(count: Callable[[], int], stop: threading.Event, say: Callable
     no worker for ``grace`` seconds (the run waits: an adaptive cluster may bring workers back), and again when
     workers are back. Ends quietly when the count raises (the scheduler is gone: the run itself says so)."""
     since: float | None = None
-    waiting = False
+    waiting = seen = False
     while not stop.wait(poll):
         try:
             n = count()
@@ -125,8 +125,8 @@ def watch_workers(count: Callable[[], int], stop: threading.Event, say: Callable
             return
         if n:
             if waiting:
-                say(f"pibench: {n} dask worker(s) connected again; the run goes on.")
-            since, waiting = None, False
+                say(f"pibench: {n} dask worker(s) connected{' again' if seen else ''}; the run goes on.")
+            since, waiting, seen = None, False, True
         elif since is None:
             since = time.monotonic()
         elif not waiting and time.monotonic() - since >= grace:

@@ -14,6 +14,7 @@ methods and the ``IntervalMethod`` contract), :mod:`pibench.data_loaders`,
 """
 
 from pibench.api import Results, RunNote, TasksFailed, load_results, run
+from pibench.benchmarks.backends import ClusterLost
 from pibench.benchmarks.provenance import PIBENCH_VERSION as __version__
 from pibench.data_loaders.problems import SeriesData, SetData
 from pibench.methods.base import BEFORE_OUTSIDE_REGISTRATION, Interval, IntervalMethod, NotApplicable, register
@@ -29,6 +30,7 @@ def _import_builtin_methods() -> None:
 BEFORE_OUTSIDE_REGISTRATION.append(_import_builtin_methods)  # every ``pibench.*`` import runs this module first
 
 __all__ = [
+    "ClusterLost",
     "Interval",
     "IntervalMethod",
     "NotApplicable",

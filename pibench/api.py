@@ -330,7 +330,7 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     left out on datasets they cannot serve, a method imported again, a data file other than the published one,
     ...: ``results.run_report.notes``) are warnings too, unless 'ignore'. A selection of more than
     :data:`LARGE_RUN` tasks (a grid typed too long, say) is refused unless ``yes=True``. A dask scheduler lost
-    mid-run raises ``ClusterLost`` (``pibench.benchmarks.backends``; the finished tasks are stored).
+    mid-run raises :class:`~pibench.ClusterLost` (the finished tasks are stored).
     """
     import warnings
 
