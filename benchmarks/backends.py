@@ -208,12 +208,6 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
             raise ValueError(f"could not reach the dask scheduler at {scheduler} ({exc}); start it with "
                              "`dask scheduler` and give the address it prints.") from None
         address = client.scheduler.address
-        if cluster is None:  # a cluster of others' making: its workers may run other code (ours run ours)
-            try:
-                check_worker_code(client, address)
-            except ValueError:
-                client.close()
-                raise
         stop = threading.Event()
 
         def count() -> int:  # asked of the scheduler each time (scheduler_info may give the client's old answer)
@@ -226,6 +220,8 @@ def parallel_backend(backend: str, n_jobs: int, scheduler: str | None = None) ->
                                    daemon=True, name="pibench-dask-workers")
         register_parallel_backend(CLUSTER_BACKEND, ClusterBackend)
         with client, parallel_config(backend=CLUSTER_BACKEND):
+            if cluster is None:  # a cluster of others' making: its workers may run other code (ours run ours)
+                check_worker_code(client, address)
             watcher.start()
             try:
                 yield JobSlots(-1, pre_dispatch="all")
