@@ -9,6 +9,11 @@ past the fitted sample (checked in tests). The covariates X are ignored: the
 model uses the target's own history, extended by ``update`` between refits.
 With ``lags="aic"`` or ``"bic"`` the order is chosen on each window by
 statsmodels' ``ar_select_order`` (the classical row of the order-selection table).
+
+The interval ignores the error of the estimated coefficients and sigma2 is the in-sample
+mean square (statsmodels' maximum likelihood), so it covers less as the order nears the
+window: on the built-in AR(1) with a 200-step window, 90% intervals covered 90% at 1 lag,
+84% at 20, 73% at 50 and 50% at 80. A window of 2p + 1 steps or fewer is refused.
 """
 
 from __future__ import annotations

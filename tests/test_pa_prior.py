@@ -151,3 +151,19 @@ def test_schedule_degenerate_T2_equals_T3_and_validation():
         AnnealingSchedule(T1=1, T2=2, T3=3, s0_init=1e-5, s0_end=0.0)
     with pytest.raises(ValueError, match="s0_end <= s0_init"):
         AnnealingSchedule(T1=1, T2=2, T3=3, s0_init=1e-6, s0_end=1e-5)
+
+
+@pytest.mark.parametrize(("name", "length"), [("pa", "epochs"), ("pa_rnn", "iterations"), ("pa_lstm", "epochs")])
+def test_a_training_that_ends_before_the_annealing_is_refused_with_the_schedule_scaled(name, length):
+    """SPEC §3.1: T1 <= T2 <= T3 <= T_end. PA with epochs = 10 and the defaults (T3 = 260) ran plain SGD and
+    was reported as PA; it is now refused before any work, with the schedule scaled to the given length."""
+    from pibench.methods.catalog import get_method
+
+    cls = get_method(name)
+    defaults = cls()
+    short = {length: 10}
+    with pytest.raises(ValueError, match=rf"{length}=10 ends before the annealing does .*T3={defaults.T3}\b"):
+        cls(**short).check_params()
+    t3 = round(defaults.T3 * 10 / defaults.T3)
+    cls(**short, T1=round(defaults.T1 * 10 / defaults.T3), T2=round(defaults.T2 * 10 / defaults.T3), T3=t3).check_params()
+    cls(**{length: defaults.T3}).check_params()  # ending with the annealing is allowed (NLAR's paper schedule)

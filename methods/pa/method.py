@@ -6,6 +6,11 @@ noise and mask are its own) with prior annealing on standardised features and
 target, sparsified, refined, and each given asymptotic-normal intervals. Intervals
 are mapped back to the raw target scale (an affine map, so coverage is unchanged
 and lengths scale by the target's standard deviation).
+
+The annealing schedule must end within the training: T1 <= T2 <= T3 <= epochs
+(``pa_rnn``: <= iterations). A shorter training is refused before any work, with the
+schedule scaled to it in the message: it would never anneal the prior, and report plain
+SGD as PA.
 """
 
 from __future__ import annotations
