@@ -114,8 +114,9 @@ class Results:
         suites = leaderboard_suites(self.summary)
         if suite is None:
             if len(suites) != 1:
-                raise ValueError(f"give the suite: the leaderboards here are of {suites or 'no suite'} (a leaderboard "
-                                 "needs series rows on two or more datasets).")
+                raise ValueError(f"give the suite: the leaderboards here are of {suites} (a leaderboard needs series "
+                                 "rows on two or more datasets)." if suites else "no suite here has a leaderboard: it "
+                                 "needs series rows on two or more datasets (run one on several datasets).")
             suite = suites[0]
         elif suite not in suites:
             raise ValueError(f"suite {suite!r} has no leaderboard here; the suites with series rows on two or more "
@@ -137,8 +138,14 @@ class Results:
             raise KeyError(f"this dict has no 'task_id' (its keys: {', '.join(map(str, list(task)[:6]))}, ...); give a "
                            "record of results.records, a row of results.summary as a dict, or a task id.")
         task_id = task["task_id"] if isinstance(task, dict) else str(task)
-        if task_id not in {r["task_id"] for r in self.records}:
+        record = next((r for r in self.records if r["task_id"] == task_id), None)
+        if record is None:
             raise KeyError(f"no finished task {task_id!r} in {self.results_dir}; ids are in results.records.")
+        if record["status"] != "ok":
+            first = str(record.get("error", "")).strip().splitlines()[:1] or ["(no message)"]
+            raise KeyError(f"task {task_id!r} ({record['method']} {record['setting']} on {record['dataset']}, seed "
+                           f"{record['seed']}) failed, so it has no predictions: {first[0]} (its whole error is the "
+                           "record's 'error' in results.records).")
         return self._stored.predictions(task_id).copy()  # the caller may change it; the cache stays
 
     def figure_specs(self) -> dict:

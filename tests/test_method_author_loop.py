@@ -276,6 +276,12 @@ def test_run_warns_on_failed_tasks_or_raises_on_request(plugin_project, failing_
         results = run(suite, methods=["always_fails", "autoreg"], results_dir=plugin_project / "w", progress=False)
     assert len(results.run_report.failed) == 1 and {r["method"] for r in results.records} == {"autoreg",
                                                                                              "always_fails"}
+    failed_id = next(r["task_id"] for r in results.records if r["status"] != "ok")
+    with pytest.raises(KeyError, match=r"always_fails default on .*seed 0\) failed, so it has no predictions: "
+                                       r"RuntimeError: boom in fit"):
+        results.predictions(failed_id)  # it was a bare FileNotFoundError of its parquet file
+    with pytest.raises(ValueError, match="no suite here has a leaderboard: it needs series rows on two or more"):
+        results.leaderboard()
     with pytest.raises(TasksFailed, match="boom in fit") as caught:
         run(suite, methods=["always_fails"], results_dir=plugin_project / "x", progress=False, errors="raise")
     assert caught.value.results.run_report.failed
