@@ -40,6 +40,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -323,6 +324,12 @@ def _params_and_grid_problems(entry: dict, where: str) -> list[str]:
     both = sorted(set(params) & set(grid))
     problems = [f"{where}: {key} is in both params ({params[key]!r}) and grid ({grid[key]!r}); keep it in one "
                 "(a grid of one value is a fixed parameter)." for key in both]
+    sizes = [len(v) for v in grid.values() if isinstance(v, list)]
+    if isinstance(entry.get("setting"), str) and math.prod(sizes) > 1:
+        example = _grid_points({"grid": grid})[0][1]
+        problems.append(f"{where}: setting = {entry['setting']!r} names one setting, but its grid makes "
+                        f"{math.prod(sizes)} (each labelled by its values, e.g. \"{example}\" without it); remove "
+                        "setting, or split the grid into entries of one setting each.")
     if entry.get("datasets") == []:
         problems.append(f"{where}: datasets = [] runs the entry on no dataset; name its datasets, or leave the key "
                         "out to run it on every dataset.")

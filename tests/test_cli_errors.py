@@ -304,6 +304,9 @@ def test_protocols_that_meet_no_series_are_checked_and_a_set_datasets_protocol_i
     ('name = "aci"\nparams = { base = "linear", gamma = 0.3 }\ngrid = { gamma = [0.0, 0.01] }',
      "gamma is in both params (0.3) and grid ([0.0, 0.01]); keep it in one"),
     ('name = "autoreg"\ndatasets = []', "datasets = [] runs the entry on no dataset"),
+    # one entry with a setting and a grid of two: the error said two entries had one setting
+    ('name = "autoreg"\nsetting = "mine"\ngrid = { lags = [1, 2] }',
+     "[[methods]] entry 1 (autoreg): setting = 'mine' names one setting, but its grid makes 2"),
 ])
 def test_a_method_entry_that_would_be_overridden_or_run_nowhere_is_refused(tmp_path, capsys, method, expected):
     suite = suite_with(tmp_path, 'name = "ar"', method)

@@ -164,6 +164,6 @@ def test_a_training_that_ends_before_the_annealing_is_refused_with_the_schedule_
     short = {length: 10}
     with pytest.raises(ValueError, match=rf"{length}=10 ends before the annealing does .*T3={defaults.T3}\b"):
         cls(**short).check_params()
-    t3 = round(defaults.T3 * 10 / defaults.T3)
-    cls(**short, T1=round(defaults.T1 * 10 / defaults.T3), T2=round(defaults.T2 * 10 / defaults.T3), T3=t3).check_params()
+    scaled = {name: round(getattr(defaults, name) * 10 / defaults.T3) for name in ("T1", "T2", "T3")}
+    cls(**short, **scaled).check_params()
     cls(**{length: defaults.T3}).check_params()  # ending with the annealing is allowed (NLAR's paper schedule)
