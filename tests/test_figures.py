@@ -113,6 +113,25 @@ def test_gamma_sweep_x_is_gamma_with_zero_and_the_nominal_line(fesp_store):
     close(fig)
 
 
+def test_the_per_method_panels_say_which_setting_and_seed_they_show():
+    """ACI ran two settings and two seeds: its panel is one run, and the titles said nothing of the others (the
+    figures guide promised every method, and a user looked for gamma=0.01)."""
+    runs = [series_run("default", "ar1", "aci", f"gamma={g:g}", w, seed=s) for g, w in ((0.0, 1.6), (0.01, 1.7))
+            for s in (0, 1)]
+    runs += [series_run("default", "ar1", "nexcp", "default", 1.8)]
+    store = stored(runs)
+    for draw in (rolling_coverage_figure, interval_bands_figure):
+        fig = draw(store, "default", "ar1")
+        assert len(axes_of(fig)) == 2
+        assert fig._suptitle.get_text().endswith(
+            "shown: a method's shortest setting covering 90% (else its best covering) and its first seed"), draw
+        close(fig)
+    one = stored([series_run("default", "ar1", m, "default", 1.6) for m in ("aci", "nexcp")])
+    fig = rolling_coverage_figure(one, "default", "ar1")
+    assert "shown:" not in fig._suptitle.get_text()  # nothing left out, nothing said
+    close(fig)
+
+
 def test_a_panel_above_a_hidden_one_labels_its_time_axis(fesp_store):
     """Three methods in a 2 x 2 grid with a shared x axis: the top-right panel is its column's last, so it shows
     the dates that the hidden panel below it would have shown."""

@@ -28,7 +28,7 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     datasets = sorted(table["dataset"].astype(str).unique())
     values = board[datasets].to_numpy(dtype=float)
     labels = [f"{m} {s}" if (board["method"] == m).sum() > 1 else m for m, s in zip(board["method"], board["setting"])]
-    fig, axes = new_figure(1.1 * len(datasets) + 4.5, 0.32 * len(board) + 1.8)
+    fig, axes = new_figure(1.1 * len(datasets) + 4.5, max(3.0, 0.32 * len(board) + 1.8))  # room for the bar's label
     ax = axes[0][0]
     covers = {(r.method, r.setting, r.dataset): (r.covers, r.coverage < 1 - r.alpha) for r in table.itertuples()}
     covering = np.array([[covers.get((m, s, d), (True, False))[0] for d in datasets]
@@ -50,7 +50,7 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     ax.set_xticks(range(len(datasets)), datasets, rotation=30, ha="right")
     ax.set_yticks(range(len(board)), labels, fontsize=7)
     level = float(table["alpha"].iloc[0])
-    bar = fig.colorbar(image, ax=ax, label="interval score / best covering row's")
+    bar = fig.colorbar(image, ax=ax, label="interval score /\nbest covering row's")
     top = float(image.norm.vmax)
     bar.set_ticks([v for v in (1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0) if v <= top])
     bar.ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))

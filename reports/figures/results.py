@@ -156,3 +156,17 @@ def headline_runs(results: StoredResults, suite: str, dataset: str) -> list[Head
         if len(part):
             runs.append(Headline(label, method, setting, str(part["task_id"].iloc[0])))
     return runs
+
+
+def headline_note(results: StoredResults, suite: str, dataset: str) -> str:
+    """What the per-method figures of :func:`headline_runs` leave out, for their titles ("" if nothing): the
+    other settings of a method that ran several, the other seeds."""
+    rows = results.finished(suite=suite, dataset=dataset)
+    parts = []
+    if len(rows) and rows.groupby("method")["setting"].nunique().max() > 1:
+        parts.append("the fesp table's rows" if dataset == "fesp" else
+                     f"a method's shortest setting covering {results.nominal_percent:g}% (else its best covering)")
+    if len(rows) and rows["seed"].nunique() > 1:
+        parts.append("its first seed")
+    return f"shown: {' and '.join(parts)}" if parts else ""
+

@@ -13,6 +13,7 @@ from pibench.reports.figures.results import (
     MIN_ROLLING_STEPS,
     StoredResults,
     describe_test_span,
+    headline_note,
     headline_runs,
     n_test_steps,
     rolling_window,
@@ -62,8 +63,9 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
     hide_spare_panels(axes, len(runs))
     unit = "days" if daily else "steps"
     span = describe_test_span(results, runs[0].task_id, daily)
+    note = headline_note(results, suite, dataset)
     fig.suptitle(f"{dataset} ({suite}), test span {span}: coverage over the last {w} test {unit} "
-                 f"(dashed: nominal {results.nominal_percent:g}%)", wrap=True)
+                 f"(dashed: nominal {results.nominal_percent:g}%)" + (f"\n{note}" if note else ""), wrap=True)
     return fig
 
 
@@ -105,8 +107,9 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
     hide_spare_panels(axes, len(runs))
     where = (f"last {steps} test days at {group[1:]}:00" if dataset == "fesp"
              else f"first {steps} test steps, series {group}")
+    note = headline_note(results, suite, dataset)
     fig.suptitle(f"{dataset}: {results.nominal_percent:g}% intervals (band), point forecast (line), truth (dots), "
-                 f"misses (red x); {where}", wrap=True)
+                 f"misses (red x); {where}" + (f"\n{note}" if note else ""), wrap=True)
     return fig
 
 
