@@ -33,7 +33,7 @@ import pandas as pd
 from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
-from pibench.data_loaders.step_order import step_key
+from pibench.data_loaders.step_order import skipped, step_key, step_numbers, step_text, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
 
 
@@ -51,9 +51,10 @@ def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
     return column.astype(str).to_numpy()
 
 
-def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None = None) -> pd.DataFrame:
-    """The rows sorted by ``time`` (:func:`~pibench.data_loaders.step_order.step_key`); an error for a
-    repeated time."""
+def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None = None
+           ) -> tuple[pd.DataFrame, np.ndarray]:
+    """The rows sorted by ``time`` (:func:`~pibench.data_loaders.step_order.step_key`) and their steps as
+    numbers (:func:`~pibench.data_loaders.step_order.step_numbers`); an error for a repeated time."""
     column = frame[time]
     key = step_key(column, f"the time column {time!r}", path, time_format,
                    fix="Fix that row, or leave `time` out to keep the file's row order.")
@@ -62,12 +63,30 @@ def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None =
         repeated = repeated.item() if isinstance(repeated, np.generic) else repeated  # 199, not np.int64(199)
         raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r}; a series "
                          "has one row per step.")
-    return frame.iloc[np.argsort(key.to_numpy(), kind="stable")]
+    order = np.argsort(key.to_numpy(), kind="stable")
+    return frame.iloc[order], step_numbers(key.iloc[order])
 
 
-def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> None:
+def _skipped_note(steps: np.ndarray, time: str) -> str | None:
+    """A note where the column of times ``time`` (given as time, or dates down the file) skips steps
+    (:func:`~pibench.data_loaders.step_order.skipped`): the rows are the steps all the same."""
+    if len(steps) < 3:
+        return None
+    usual = usual_step(np.diff(steps))
+    skips = np.flatnonzero(skipped(steps, usual))
+    if not len(skips):
+        return None
+    at = int(skips[0])
+    return (f"the column {time!r} skips steps {len(skips)} time(s) (first {step_text(steps[at])} then "
+            f"{step_text(steps[at + 1])}, where the usual step is {step_text(usual, span=True)}): the rows are used "
+            "as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
+
+
+def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> tuple[str, np.ndarray] | None:
     """Without ``time`` the rows are the steps in file order: a ValueError if another column of dates runs
-    backwards down the file (newest first, as many downloads are), which would forecast the past."""
+    backwards down the file (newest first, as many downloads are), which would forecast the past. The first
+    column of dates that runs forwards, with its dates as numbers, else None."""
+    forwards = None
     for name in frame.columns:
         column = frame[name]
         if name in used or len(column) < 2 or pd.api.types.is_numeric_dtype(column) or column.isna().any():
@@ -80,6 +99,10 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> No
                 f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
                 f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
                 f"\"{name}\" }}), or reverse the file.")
+        forward = [r for r in readings if (r.diff().iloc[1:] > pd.Timedelta(0)).all()]
+        if forwards is None and forward:
+            forwards = name, step_numbers(forward[0])
+    return forwards
 
 
 def _check_roles(target: str, features: list[str], time: str | None, path: Path) -> None:
@@ -125,10 +148,13 @@ def csv_problem(
         raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}.")
     if not features and lags == 0:
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
+    gaps = None
     if time:
-        frame = _order(frame, time, path, time_format)
+        frame, steps = _order(frame, time, path, time_format)
+        gaps = _skipped_note(steps, time)
     else:
-        _check_not_backwards(frame, [target, *features], path)
+        dated = _check_not_backwards(frame, [target, *features], path)
+        gaps = _skipped_note(dated[1], dated[0]) if dated else None
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():
@@ -163,4 +189,4 @@ def csv_problem(
         f"csv:{path.name}:{target}", values[target].to_numpy(float), lags=lags, n_test=n_test, where=str(path),
         target=target, features=values[features].to_numpy(float) if features else None,
         feature_names=tuple(features), time=labels,
-        metadata={"source": str(path)})
+        metadata={"source": str(path), **({"notes": [gaps]} if gaps else {})})

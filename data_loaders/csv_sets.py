@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from pibench.data_loaders.problems import SetProblem
-from pibench.data_loaders.step_order import step_key
+from pibench.data_loaders.step_order import skipped, step_key, step_numbers, step_text, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
 
 PARTS = ("train", "calibration", "test")
@@ -84,7 +84,7 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     groups = frame.groupby(id_column, sort=True)
     ids = np.asarray(list(groups.groups))
     sequences = [g.to_numpy(float) for _, g in groups[value_column]]
-    steps = [_step_numbers(g) for _, g in groups[STEP_KEY]]
+    steps = [step_numbers(g) for _, g in groups[STEP_KEY]]
     parts = _parts(groups, split_column, path) if split_column else None
     labels = _one_per_sequence(groups, group_column, "group", path) if group_column else None
     # ids that are all plain whole numbers (no leading zeros) keep their numeric order, as a parquet file
@@ -111,44 +111,23 @@ def _one_per_sequence(groups, column: str, what: str, path: Path, one: str | Non
     return np.array([next(iter(v)) for v in labels])
 
 
-def _step_numbers(key: pd.Series) -> np.ndarray:
-    """Steps (numbers or dates) as numbers: dates as nanoseconds since 1970 (UTC)."""
-    if pd.api.types.is_datetime64_any_dtype(key):
-        return pd.to_datetime(key, utc=True).dt.as_unit("ns").astype("int64").to_numpy()
-    return key.to_numpy(float)
-
-
 def skipped_steps_note(ids: np.ndarray, steps: list[np.ndarray], need: int, step_column: str) -> str | None:
-    """A note where the last ``need`` steps of some sequence skip: a difference of at least 1.5 times the file's
-    usual step (the most common one; months of 28 to 31 days and float steps never count). Their values are
-    used as consecutive all the same."""
-    gaps = [np.diff(s[-need:]) for s in steps]
-    every = np.concatenate(gaps) if gaps else np.array([])
+    """A note where the last ``need`` steps of some sequence skip (:func:`~pibench.data_loaders.step_order.skipped`,
+    against the file's usual step, the most common one). Their values are used as consecutive all the same."""
+    used = [s[-need:] for s in steps]
+    every = np.concatenate([np.diff(s) for s in used]) if used else np.array([])
     if not len(every):
         return None
-    values, counts = np.unique(every, return_counts=True)
-    usual = values[np.argmax(counts)]
-    uneven = [(i, s[-need:], g) for i, s, g in zip(ids, steps, gaps) if (g >= 1.5 * usual).any()]
+    usual = usual_step(every)
+    uneven = [(i, s, skips) for i, s in zip(ids, used) if (skips := skipped(s, usual)).any()]
     if not uneven:
         return None
-    first_id, first_steps, first_gaps = uneven[0]
-    at = int(np.flatnonzero(first_gaps >= 1.5 * usual)[0])
+    first_id, first_steps, first_skips = uneven[0]
+    at = int(np.flatnonzero(first_skips)[0])
     return (f"{len(uneven)} of {len(ids)} sequence(s) skip steps in {step_column!r} over the "
-            f"{need} steps used (sequence {str(first_id)!r}: {_step_text(first_steps[at])} then "
-            f"{_step_text(first_steps[at + 1])}, where the usual step is {_step_text(usual, span=True)}): their "
+            f"{need} steps used (sequence {str(first_id)!r}: {step_text(first_steps[at])} then "
+            f"{step_text(first_steps[at + 1])}, where the usual step is {step_text(usual, span=True)}): their "
             "values are used as consecutive; fill or drop the gaps if they matter")
-
-
-def _step_text(value, span: bool = False) -> str:
-    """A step (or, ``span``, a difference of steps) as the file wrote it: a number, or a date from nanoseconds."""
-    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):  # dates, as nanoseconds
-        if span:
-            delta = pd.Timedelta(int(value))
-            return f"{delta.days} day(s)" if delta == pd.Timedelta(days=delta.days) else str(delta)
-        stamp = pd.Timestamp(int(value))
-        return stamp.strftime("%Y-%m-%d") if stamp == stamp.normalize() else str(stamp)
-    number = float(value)
-    return str(int(number)) if number.is_integer() else f"{number:g}"
 
 
 def _parts(groups, split_column: str, path: Path) -> np.ndarray:

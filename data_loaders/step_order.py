@@ -80,3 +80,46 @@ def step_key(column: pd.Series, what: str, path: Path, time_format: str | None =
     kind = "numbers" if key is numbers else "dates"
     raise ValueError(f"{path}: {what} holds {kind}, but row {row} holds {column[row]!r}, which is neither a number "
                      f"nor a date, so pibench cannot order the rows by it. {fix}")
+
+
+def step_numbers(key: pd.Series) -> np.ndarray:
+    """Steps (numbers or dates, as :func:`step_key` gives them) as numbers: dates as int64 nanoseconds since
+    1970 (UTC), numbers as floats."""
+    if pd.api.types.is_datetime64_any_dtype(key):
+        return pd.to_datetime(key, utc=True).dt.as_unit("ns").astype("int64").to_numpy()
+    return key.to_numpy(float)
+
+
+def step_text(value, span: bool = False) -> str:
+    """A step of :func:`step_numbers` (or, ``span``, a difference of steps) as the file wrote it: a number, or a
+    date from nanoseconds."""
+    if isinstance(value, (np.integer, int)) and not isinstance(value, bool):  # dates, as nanoseconds
+        if span:
+            delta = pd.Timedelta(int(value))
+            return f"{delta.days} day(s)" if delta == pd.Timedelta(days=delta.days) else str(delta)
+        stamp = pd.Timestamp(int(value))
+        return stamp.strftime("%Y-%m-%d") if stamp == stamp.normalize() else str(stamp)
+    number = float(value)
+    return str(int(number)) if number.is_integer() else f"{number:g}"
+
+
+def usual_step(gaps: np.ndarray):
+    """The most common difference between consecutive steps."""
+    values, counts = np.unique(gaps, return_counts=True)
+    return values[np.argmax(counts)]
+
+
+_DAY_NS = 86_400 * 10**9
+
+
+def skipped(steps: np.ndarray, usual) -> np.ndarray:
+    """Which differences of consecutive ``steps`` (:func:`step_numbers`) skip steps: at least 1.5 times the
+    ``usual`` one (months of 28 to 31 days and float steps never do). Daily dates that run over a weekend to
+    the next working day (Friday to Monday: stock prices) skip nothing."""
+    gaps = np.diff(steps)
+    skips = gaps >= 1.5 * usual
+    if steps.dtype.kind == "i" and usual == _DAY_NS and skips.any():
+        days = steps.astype("datetime64[ns]").astype("datetime64[D]")
+        skips &= np.busday_count(days[:-1], days[1:]) != 1
+    return skips
+

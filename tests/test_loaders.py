@@ -163,6 +163,28 @@ def test_csv_sorts_by_date_and_combines_features_with_lags(tmp_path: Path) -> No
     assert list(only.time[:2]) == ["2020-01-01", "2020-01-02"]
 
 
+def test_csv_time_that_skips_steps_gets_a_note_and_weekends_and_months_do_not(tmp_path: Path) -> None:
+    """A daily series missing 30 days ran with no word, where csv_sets notes the same gap; trading days (Friday
+    to Monday) and months are even."""
+    path = tmp_path / "gaps.csv"
+    days = pd.date_range("2021-01-01", periods=600, freq="D")
+    frame = pd.DataFrame({"date": days.strftime("%Y-%m-%d"), "y": np.random.default_rng(0).normal(size=600)})
+    frame.to_csv(path, index=False)
+    assert "notes" not in csv_problem(path=str(path), target="y", time="date").metadata
+    frame.drop(index=range(50, 80)).sample(frac=1, random_state=1).to_csv(path, index=False)  # shuffled too
+    (note,) = csv_problem(path=str(path), target="y", time="date").metadata["notes"]
+    assert note.startswith("the column 'date' skips steps 1 time(s) (first 2021-02-19 then 2021-03-22, where "
+                           "the usual step is 1 day(s)): the rows are used as consecutive steps")
+    frame.drop(index=range(50, 80)).to_csv(path, index=False)  # without time: its dates down the file say the same
+    assert csv_problem(path=str(path), target="y").metadata["notes"] == [note]
+    for dates in (pd.bdate_range("2021-01-01", periods=600), pd.date_range("1960-01-01", periods=600, freq="MS")):
+        frame.assign(date=dates.strftime("%Y-%m-%d")).to_csv(path, index=False)
+        assert "notes" not in csv_problem(path=str(path), target="y", time="date").metadata, dates.freq
+    frame.assign(date=np.r_[np.arange(100), np.arange(103, 603)]).to_csv(path, index=False)  # step numbers
+    (note,) = csv_problem(path=str(path), target="y", time="date").metadata["notes"]
+    assert "(first 99 then 103, where the usual step is 1)" in note
+
+
 def test_csv_integer_time_stays_as_it_is(tmp_path: Path) -> None:
     steps = np.random.default_rng(1).permutation(400) * 3 + 7  # integers, shuffled, not a date
     path = _write(tmp_path / "i.csv", "step,y\n" + "".join(f"{t},{t}\n" for t in steps))
