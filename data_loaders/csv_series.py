@@ -153,8 +153,8 @@ def csv_problem(
         frame, steps = _order(frame, time, path, time_format)
         gaps = _skipped_note(steps, time)
     else:
-        dated = _check_not_backwards(frame, [target, *features], path)
-        gaps = _skipped_note(dated[1], dated[0]) if dated else None
+        forwards = _check_not_backwards(frame, [target, *features], path)
+        gaps = _skipped_note(forwards[1], forwards[0]) if forwards else None
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():
