@@ -228,12 +228,14 @@ def _about_dataset(label: str, exc: Exception) -> str:
 
 
 def _about_task(task: Task, exc: Exception) -> str:
-    """A task's problem; one that names its method already (a parameter the method lacks) is the same line for
-    every setting and dataset."""
+    """A task's problem, with the suite entry it comes from; one that names its method already (a parameter
+    the method lacks) is the same line for every setting and dataset of the entry."""
     c, message = task.config, _message(exc)
-    if message.startswith(f"method {c['method']['name']!r} "):
-        return message
-    return f"method {c['method']['name']!r} ({c['setting']}) on dataset {c['dataset']['label']!r}: {message}"
+    named = f"method {c['method']['name']!r} "
+    if message.startswith(named):
+        return f"{named}({task.entry}) {message[len(named):]}" if task.entry else message
+    where = f"{c['setting']}; {task.entry}" if task.entry else c["setting"]
+    return f"method {c['method']['name']!r} ({where}) on dataset {c['dataset']['label']!r}: {message}"
 
 
 def _check_methods(tasks: list[Task], classes: dict[str, type[IntervalMethod]], problems: dict[str, None]) -> None:
@@ -251,15 +253,27 @@ def _check_methods(tasks: list[Task], classes: dict[str, type[IntervalMethod]], 
 def _protocol_problems(tasks: list[Task], problems: dict[str, None]) -> set[str]:
     """The series protocols of ``tasks`` (JSON) whose keys, types or kind are wrong, each problem noted once."""
     wrong = set()
-    protocols = {json.dumps(t.config["protocol"], sort_keys=True): t.config["protocol"] for t in tasks
-                 if t.config["protocol"].get("kind") != "set"}
-    for text, protocol in protocols.items():
+    users: dict[str, list[Task]] = {}
+    for t in tasks:
+        if t.config["protocol"].get("kind") != "set":
+            users.setdefault(json.dumps(t.config["protocol"], sort_keys=True), []).append(t)
+    for text, some in users.items():
+        protocol = some[0].config["protocol"]
         try:
             check_protocol(protocol)
         except Exception as exc:
-            problems[f"protocol {protocol}: {_message(exc)}"] = None
+            problems[f"protocol {protocol} ({_who(some)}): {_message(exc)}"] = None
             wrong.add(text)
     return wrong
+
+
+def _who(tasks: list[Task]) -> str:
+    """Which suite entries and datasets meet in ``tasks`` (a protocol is the suite's, merged with its dataset
+    entry's and its method entry's)."""
+    methods = list(dict.fromkeys(f"method {t.config['method']['name']!r}" + (f" of {t.entry}" if t.entry else "")
+                                 for t in tasks))
+    datasets = list(dict.fromkeys(repr(t.config["dataset"]["label"]) for t in tasks))
+    return f"{', '.join(methods)} on dataset{'s' if len(datasets) > 1 else ''} {', '.join(datasets)}"
 
 
 class Prepared(NamedTuple):

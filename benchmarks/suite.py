@@ -97,10 +97,12 @@ class Task:
     config: dict = field(hash=False)
     identity: dict | None = field(default=None, hash=False)
     method_class: ShippedClass | None = field(default=None, hash=False, compare=False, repr=False)
+    #: The suite file's entry the task comes from, for errors ("[[methods]] entry 2"; None: from the command line).
+    entry: str | None = field(default=None, hash=False, compare=False, repr=False)
 
     def bound(self, identity: dict, method_class: ShippedClass | None = None) -> Task:
         """This task tied to the data and code it will run on."""
-        return Task(self.config, identity, method_class)
+        return Task(self.config, identity, method_class, self.entry)
 
     @property
     def bound_identity(self) -> dict:
@@ -180,6 +182,8 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
         problems = _method_dataset_problems(suite)
     if problems:
         raise SuiteError(path, problems)
+    for number, entry in enumerate(suite["methods"], start=1):
+        entry[ENTRY_NUMBER] = number  # as the file counts them, whichever --quick leaves out
     if quick:
         suite = _merge(suite, suite.get("quick", {}))
         skipped: dict[str, list[str]] = {}
@@ -191,6 +195,8 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
     return suite
 
 
+#: The key (set by load_suite, never in a file) of a method entry's number in its file, for errors.
+ENTRY_NUMBER = "_entry_number"
 #: The suite key (set by load_suite, never in a file) listing the entries --quick leaves out.
 SKIPPED_BY_QUICK = "_skipped_by_quick"
 
@@ -596,7 +602,7 @@ def build_tasks(
                             "suite": suite["name"], "dataset": dataset, "protocol": method_protocol,
                             "method": {"name": m["name"], "params": params}, "setting": setting,
                             "alpha": level, "seed": int(seed),
-                        }))
+                        }, entry=f"[[methods]] entry {m[ENTRY_NUMBER]}" if ENTRY_NUMBER in m else None))
     notes += [f"method {name!r} left out on {', '.join(repr(x) for x in labels)}: it serves "
               f"{_SHAPE_WORDS[get_method(name).shape]} only" for name, labels in unserved.items()]
     tasks, repeated = _without_repeats(tasks)

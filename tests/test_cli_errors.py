@@ -438,3 +438,18 @@ def test_a_run_into_a_folder_in_use_is_refused_before_its_preparation(store, cap
         err = one_line_error(capsys, main(["run", "--suite", str(results.parent / "tiny.toml"),
                                            "--results-dir", str(results), "--no-progress"]))
     assert "is in use by another pibench run (pid" in err
+
+
+def test_errors_found_with_the_tasks_name_the_method_entry_they_come_from(tmp_path, capsys):
+    """Two aci entries, the second with a misspelt parameter; a method entry's protocol with a bad value; an
+    order too long for the window: each line said which entry (the first two named none), once for an entry
+    whatever its datasets and grid."""
+    suite = suite_with(tmp_path, 'name = "ar"\n[[datasets]]\nname = "nlar"',
+                       'name = "aci"\ngrid = { gamma = [0.0, 0.01] }\n'
+                       '[[methods]]\nname = "aci"\nsetting = "x"\nparams = { hiden = 3 }\n'
+                       '[[methods]]\nname = "autoreg"\nprotocol = { retrain_every = -1 }\n'
+                       '[[methods]]\nname = "autoreg"\nsetting = "big"\nparams = { lags = 150 }')
+    each_said_once(suite, tmp_path, capsys, (
+        "method 'aci' ([[methods]] entry 2) has no parameter(s) ['hiden']",
+        "(method 'autoreg' of [[methods]] entry 3 on datasets 'ar', 'nlar'): protocol retrain_every=-1",
+        "method 'autoreg' (big; [[methods]] entry 4) on dataset 'ar': autoreg with lags up to 150"))
