@@ -35,6 +35,7 @@ from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.step_order import skipped, step_key, step_numbers, step_text, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
+from pibench.data_loaders.validation import did_you_mean
 
 
 def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
@@ -145,7 +146,8 @@ def csv_problem(
     wanted = [target, *features] + ([time] if time else [])
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
-        raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}.")
+        raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
+                         f"{did_you_mean(missing[0], frame.columns)}")
     if not features and lags == 0:
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
     gaps = None

@@ -33,6 +33,7 @@ import pandas as pd
 from pibench.data_loaders.problems import SetProblem
 from pibench.data_loaders.step_order import skipped, step_key, step_numbers, step_text, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
+from pibench.data_loaders.validation import did_you_mean
 
 PARTS = ("train", "calibration", "test")
 
@@ -65,8 +66,9 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     wanted = [id_column, step_column, value_column] + [c for c in (split_column, group_column) if c]
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
+        hint = did_you_mean(missing[0], frame.columns)
         raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)} (give the column "
-                         "names with id_column / step_column / value_column).")
+                         f"names with id_column / step_column / value_column).{hint}")
     values = pd.to_numeric(frame[value_column], errors="coerce")
     bad = ~np.isfinite(values.to_numpy(float))
     if bad.any():

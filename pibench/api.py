@@ -93,7 +93,8 @@ class Results:
         return self._stored.statistics
 
     def compare(self, reference: str | None = None, metric: str = "winkler") -> pd.DataFrame:
-        """Each row of each dataset against ``reference`` (a method, or "method setting"; default: the row
+        """Each row of each dataset against ``reference`` (a method, whose setting with the lowest mean score is
+        taken on each dataset, as the ``reference`` column says; or "method setting"; default: the row
         with the lowest mean score) on ``metric`` (the interval score, "winkler", or "mean_length"): the mean
         difference per test unit with its 90% CI, the Diebold-Mariano statistic (EWC long-run variance for a
         series) and its p-value, and membership of the 90% Model Confidence Set, all on the seeds every row of

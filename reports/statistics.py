@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from pibench.data_loaders.fingerprint import seeded_dataset
+from pibench.data_loaders.validation import did_you_mean
 from pibench.reports.bootstrap_ci import (
     REPS,
     SERIES_METRICS,
@@ -368,6 +369,7 @@ def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame]
         if reference.split()[0] == "oracle":
             raise ValueError(f"reference={reference!r}: the oracle (the true interval) is never compared; give a "
                              f"method name or 'method setting' of {names}.")
+        settings = sorted({f"{r['method']} {r['setting']}" for r in records if r["method"] != "oracle"})
         raise ValueError(f"reference={reference!r} is a row of no dataset here: give a method name or "
-                         f"'method setting' of {names}.")
+                         f"'method setting' of {names}.{did_you_mean(reference, names + settings)}")
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -226,6 +226,8 @@ def test_compare_returns_a_frame_against_the_chosen_reference(stats_store):
     assert oracle["difference"] < 0 and oracle["in_mcs"] is None  # the truth beats autoreg, is never in the MCS
     with pytest.raises(ValueError, match="is a row of no dataset"):
         results.compare(reference="nonesuch")
+    with pytest.raises(ValueError, match=r"Did you mean 'autoreg'\?"):
+        results.compare(reference="autoregg")
     with pytest.raises(ValueError, match=r"the oracle \(the true interval\) is never compared") as refused:
         results.compare(reference="oracle")
     assert "'oracle'" not in str(refused.value).split("of [")[1]  # never offered as a choice

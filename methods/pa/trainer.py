@@ -62,7 +62,8 @@ class PASettings:
         self.schedule()
         if self.T3 > self.epochs:  # SPEC §3.1: T1 <= T2 <= T3 <= T_end
             length = "epochs" if self.unit == "epoch" else "iterations"
-            scaled = ", ".join(f"{name} = {round(getattr(self, name) * self.epochs / self.T3)}" for name in ("T1", "T2", "T3"))
+            scaled = ", ".join(f"{name} = {round(getattr(self, name) * self.epochs / self.T3)}"
+                               for name in ("T1", "T2", "T3"))
             raise ValueError(f"{length}={self.epochs} ends before the annealing does (T1={self.T1}, T2={self.T2}, "
                              f"T3={self.T3}): the prior would never be fully annealed. Give {length} >= {self.T3}, or "
                              f"the schedule scaled to {length} ({scaled}).")
