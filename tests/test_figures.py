@@ -110,6 +110,8 @@ def test_gamma_sweep_x_is_gamma_with_zero_and_the_nominal_line(fesp_store):
     counts_ax = axes_of(fig)[2]  # no infinite interval in this store: the count axis runs from 0, whole numbers
     assert counts_ax.get_ylim()[0] == 0 and counts_ax.get_ylim()[1] >= 1
     assert all(float(t).is_integer() for t in counts_ax.get_yticks() if 0 <= t <= counts_ax.get_ylim()[1])
+    assert [t.get_text() for t in counts_ax.texts] == ["no infinite interval at any gamma"]  # not a flat line to read
+    assert not fig.legends and fig._suptitle.get_text().endswith("dashed: nominal 90%)")  # no legend under the axes
     close(fig)
 
 

@@ -39,7 +39,7 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     nominal_line(ax, results.nominal_percent)
     ax.set_xticks(x, [name for _, name in THIRDS])
     ax.set(xlabel="test steps ranked by volatility", ylabel="coverage (%)",
-           title=f"{dataset} ({suite}): coverage by volatility third"
+           title=f"{dataset} ({suite}): coverage of the {results.nominal_percent:g}% intervals by volatility third"
                  + (" (no step in the middle third)" if means["coverage_vol_mid"].isna().all() else ""))
     ax.grid(alpha=0.3)
     legend_outside(fig, [ax])
