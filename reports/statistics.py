@@ -36,7 +36,7 @@ from pibench.reports.bootstrap_ci import (
     sequence_clusters,
     unit_values,
 )
-from pibench.reports.comparisons import diebold_mariano, mcs_block, model_confidence_set
+from pibench.reports.comparisons import diebold_mariano, model_confidence_set
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
@@ -254,9 +254,8 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     in_mcs: dict[tuple, bool] = {}
     if len(candidates) > 1:
         matrix = np.column_stack([losses[key] for key in candidates])
-        block = mcs_block(matrix) if dependent else 1
         group_seed = _seed_of(json.dumps(sorted(str(_seed_key(k, rows[k])) for k in candidates)))
-        kept = model_confidence_set(matrix, block, group_seed)
+        kept = model_confidence_set(matrix, group_seed, dependent)
         in_mcs = dict(zip(candidates, kept.tolist()))
     elif candidates:
         in_mcs = {candidates[0]: True}

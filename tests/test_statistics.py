@@ -122,7 +122,7 @@ def test_the_mcs_keeps_the_true_best():
     n = 1000
     common = rng.normal(size=n) ** 2
     losses = np.column_stack([common + rng.normal(scale=0.3, size=n) + shift for shift in (0.0, 0.02, 0.5, 1.0)])
-    kept = model_confidence_set(losses, block=1, seed=0)
+    kept = model_confidence_set(losses, seed=0)
     assert kept[0] and not kept[2] and not kept[3]
 
 
@@ -134,13 +134,13 @@ def test_the_mcs_takes_rows_equal_at_every_unit_as_one_and_drops_rows_worse_by_a
     n = 1000
     common = rng.normal(size=n) ** 2
     losses = np.column_stack([common + rng.normal(scale=0.3, size=n) + shift for shift in (0.0, 0.02, 0.5, 1.0)])
-    plain = model_confidence_set(losses, block=1, seed=0)
+    plain = model_confidence_set(losses, seed=0)
     with_twins = np.column_stack([losses[:, 0], losses, losses[:, 2], losses[:, 1] + 0.01])
-    kept = model_confidence_set(with_twins, block=1, seed=0)
+    kept = model_confidence_set(with_twins, seed=0)
     assert list(kept[1:5]) == list(plain)
     assert kept[0] == kept[1] and kept[5] == kept[3]  # twins: one verdict
     assert not kept[6]  # worse than row 1 by 0.01 at every unit
-    assert list(model_confidence_set(np.column_stack([common, common]), block=1, seed=0)) == [True, True]
+    assert list(model_confidence_set(np.column_stack([common, common]), seed=0)) == [True, True]
 
 
 SUITE = """
