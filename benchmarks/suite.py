@@ -182,21 +182,24 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
         problems = _method_dataset_problems(suite)
     if problems:
         raise SuiteError(path, problems)
-    for number, entry in enumerate(suite["methods"], start=1):
-        entry[ENTRY_NUMBER] = number  # as the file counts them, whichever --quick leaves out
+    numbers = list(range(1, len(suite["methods"]) + 1))  # each method entry's, as the file counts them
     if quick:
         suite = _merge(suite, suite.get("quick", {}))
         skipped: dict[str, list[str]] = {}
         for key in ("datasets", "methods"):
             merged = [_merge(entry, entry.get("quick", {})) for entry in suite[key]]
-            suite[key] = [entry for entry in merged if not entry.get("skip", False)]
+            kept = [not entry.get("skip", False) for entry in merged]
+            suite[key] = [entry for entry, keep in zip(merged, kept) if keep]
+            if key == "methods":
+                numbers = [number for number, keep in zip(numbers, kept) if keep]
             skipped[key] = [n for e in merged if e.get("skip", False) for n in (e["name"], e.get("label", e["name"]))]
         suite[SKIPPED_BY_QUICK] = skipped  # so a selection naming one is told why it is not there
+    suite[ENTRY_NUMBERS] = numbers  # for errors, whichever entries --quick leaves out
     return suite
 
 
-#: The key (set by load_suite, never in a file) of a method entry's number in its file, for errors.
-ENTRY_NUMBER = "_entry_number"
+#: The suite key (set by load_suite, never in a file): the number in the file of each method entry, in order.
+ENTRY_NUMBERS = "_method_entry_numbers"
 #: The suite key (set by load_suite, never in a file) listing the entries --quick leaves out.
 SKIPPED_BY_QUICK = "_skipped_by_quick"
 
@@ -565,6 +568,8 @@ def build_tasks(
                             for text, n, p in added]
     seeds = check_seeds(seeds if seeds is not None else suite.get("seeds", [0]))
 
+    given = suite.get(ENTRY_NUMBERS) or []
+    numbers = dict(zip(map(id, suite["methods"]), given)) if len(given) == len(suite["methods"]) else {}
     tasks = []
     notes: list[str] = list(repeated)
     notes += [f"alpha {level:g} is the share of misses a method aims at: it asks for {100 * (1 - level):g}% "
@@ -602,7 +607,7 @@ def build_tasks(
                             "suite": suite["name"], "dataset": dataset, "protocol": method_protocol,
                             "method": {"name": m["name"], "params": params}, "setting": setting,
                             "alpha": level, "seed": int(seed),
-                        }, entry=f"[[methods]] entry {m[ENTRY_NUMBER]}" if ENTRY_NUMBER in m else None))
+                        }, entry=f"[[methods]] entry {numbers[id(m)]}" if id(m) in numbers else None))
     notes += [f"method {name!r} left out on {', '.join(repr(x) for x in labels)}: it serves "
               f"{_SHAPE_WORDS[get_method(name).shape]} only" for name, labels in unserved.items()]
     tasks, repeated = _without_repeats(tasks)

@@ -18,7 +18,7 @@ import json
 import math
 from pathlib import Path
 
-from pibench.benchmarks.suite import SKIPPED_BY_QUICK, load_suite
+from pibench.benchmarks.suite import ENTRY_NUMBERS, SKIPPED_BY_QUICK, load_suite
 from pibench.methods.catalog import get_method
 
 #: parameter -> its largest value in the tiny variant
@@ -46,7 +46,8 @@ def tiny_suite(name_or_path: str | Path) -> dict:
     """The suite (built-in name or TOML path) with its --quick overrides applied, then shrunk (module doc)."""
     suite = load_suite(name_or_path, quick=True)
     suite.pop("quick", None)
-    suite.pop(SKIPPED_BY_QUICK, None)  # load_suite's own note, no key of a suite file
+    suite.pop(SKIPPED_BY_QUICK, None)  # load_suite's own notes, no keys of a suite file
+    suite.pop(ENTRY_NUMBERS, None)
     suite["seeds"] = suite.get("seeds", [0])[:1]
     suite["description"] = f"tiny-size variant of {suite['name']} (a smoke run: the numbers mean nothing)"
     for key in ("datasets", "methods"):

@@ -453,3 +453,13 @@ def test_errors_found_with_the_tasks_name_the_method_entry_they_come_from(tmp_pa
         "method 'aci' ([[methods]] entry 2) has no parameter(s) ['hiden']",
         "(method 'autoreg' of [[methods]] entry 3 on datasets 'ar', 'nlar'): protocol retrain_every=-1",
         "method 'autoreg' (big; [[methods]] entry 4) on dataset 'ar': autoreg with lags up to 150"))
+
+
+def test_with_quick_an_entry_keeps_the_number_the_file_gives_it(tmp_path, capsys):
+    suite = suite_with(tmp_path, 'name = "ar"', 'name = "autoreg"\nquick = { skip = true }\n'
+                                                '[[methods]]\nname = "aci"\nparams = { hiden = 3 }')
+    code = main(["run", "--suite", str(suite), "--quick", "--results-dir", str(tmp_path / "r"), "--no-progress"])
+    assert code == 2 and "method 'aci' ([[methods]] entry 2) has no parameter(s) ['hiden']" in capsys.readouterr().err
+    from pibench.benchmarks.tiny_suite import tiny_suite, to_toml
+
+    assert "_method_entry_numbers" not in to_toml(tiny_suite(str(suite)))  # load_suite's note, no key of a file
