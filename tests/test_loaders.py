@@ -177,9 +177,13 @@ def test_csv_time_that_skips_steps_gets_a_note_and_weekends_and_months_do_not(tm
                            "the usual step is 1 day(s)): the rows are used as consecutive steps")
     frame.drop(index=range(50, 80)).to_csv(path, index=False)  # without time: its dates down the file say the same
     assert csv_problem(path=str(path), target="y").metadata["notes"] == [note]
-    for dates in (pd.bdate_range("2021-01-01", periods=600), pd.date_range("1960-01-01", periods=600, freq="MS")):
-        frame.assign(date=dates.strftime("%Y-%m-%d")).to_csv(path, index=False)
-        assert "notes" not in csv_problem(path=str(path), target="y", time="date").metadata, dates.freq
+    trading = pd.bdate_range("2021-01-04", periods=600)
+    months = pd.date_range("1960-01-01", periods=600, freq="MS")
+    for dates in (trading.strftime("%Y-%m-%d"), months.strftime("%Y-%m-%d"),
+                  (trading + pd.Timedelta(hours=16)).tz_localize("America/New_York").strftime("%Y-%m-%d %H:%M:%S%z"),
+                  trading.tz_localize("Europe/Paris").strftime("%Y-%m-%d %H:%M:%S%z")):  # Paris' midnight: UTC's 23:00
+        frame.assign(date=dates).to_csv(path, index=False)
+        assert "notes" not in csv_problem(path=str(path), target="y", time="date").metadata, dates[0]
     frame.assign(date=np.r_[np.arange(100), np.arange(103, 603)]).to_csv(path, index=False)  # step numbers
     (note,) = csv_problem(path=str(path), target="y", time="date").metadata["notes"]
     assert "(first 99 then 103, where the usual step is 1)" in note
