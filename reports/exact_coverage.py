@@ -19,11 +19,11 @@ Wolfowitz, 1940, counts the same arrangements).
 * Conditional coverage: p = sum over k of P(N1 = k) P(LR_uc(k) + LR_ind >= observed | k).
 
 Each p-value is the probability of a statistic at least as large as the one observed, so a test at level a
-rejects a true null at most a of the time (less where the lattice is coarse). The clustered tests pass the
-statistics divided by the design effect with the effective numbers of steps and misses, n / deff and
-n1 / deff rounded, as the binomial test of joint coverage does. Where the conditional-coverage law would
-take more than :data:`MAX_CELLS` terms (from about 1,000 misses expected), its chi-square(2) law is
-used: there the lattice is fine and the asymptotics hold.
+rejects a true null at most a of the time (less where the lattice is coarse). The clustered tests
+(:func:`~pibench.reports.interval_tests.coverage_tests`) pass the statistics divided by the design effect
+with effective numbers of steps and misses, as the binomial test of joint coverage does. Where the
+conditional-coverage law would take more than :data:`MAX_CELLS` terms (from about 1,000 misses expected),
+its chi-square(2) law is used: there the lattice is fine (its level at 5% is 5.0-5.1%).
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from scipy.stats import binom, chi2
 MAX_CELLS = 2_000_000
 #: Binomial probabilities below this times the largest one are left out of the conditional-coverage sum.
 _NEGLIGIBLE = 1e-16
+#: Arrangements less likely than exp(-this) times the likeliest given their miss count are left out.
+_NEGLIGIBLE_LOG = 69.0
 #: Statistics within this (relative) of the observed one are taken as equal to it: the same lattice point.
 _TIE = 1e-9
 
@@ -71,11 +73,11 @@ def arrangements(n: int, n1: int) -> tuple[np.ndarray, np.ndarray]:
     probability of a value at least each of them (the upper tail, same order)."""
     n0 = n - n1
     if n1 == 0 or n0 == 0:  # one arrangement, no transition between states
-        return np.zeros(1), np.ones(1)
+        return _sorted_law(np.zeros(1), np.ones(1))
     runs = np.arange(1, min(n1, n0 + 1) + 1)
     r, x1, xn = (a.ravel() for a in np.meshgrid(runs, [0, 1], [0, 1], indexing="ij"))
     log_count = _log_choose(n1 - 1, r - 1) + _log_choose(n0 - 1, r - x1 - xn) - _log_choose(n, n1)
-    keep = np.isfinite(log_count)
+    keep = log_count > log_count.max() - _NEGLIGIBLE_LOG  # atoms below 1e-30 of the likeliest change no p-value
     r, x1, xn, prob = r[keep], x1[keep], xn[keep], np.exp(log_count[keep])
     n11, n01, n10 = n1 - r, r - x1, r - xn
     return _sorted_law(lr_ind_of_transitions(n - 1 - n01 - n10 - n11, n01, n10, n11), prob)
@@ -85,8 +87,9 @@ def _sorted_law(values: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.nd
     """(values sorted, P(value >= each)) of a law given by its atoms."""
     order = np.argsort(values, kind="stable")
     values, prob = values[order], prob[order]
-    tail = np.cumsum(prob[::-1])[::-1]
-    return values, np.minimum(tail / prob.sum(), 1.0)
+    tail = np.minimum(np.cumsum(prob[::-1])[::-1] / prob.sum(), 1.0)
+    values.flags.writeable = tail.flags.writeable = False  # cached: no caller may change them
+    return values, tail
 
 
 def _upper_tail(values: np.ndarray, tail: np.ndarray, observed: float) -> float:

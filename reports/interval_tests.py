@@ -99,11 +99,17 @@ class CoverageTests:
 
 def coverage_tests(counts: MissCounts, alpha: float, deff: float = 1.0) -> CoverageTests:
     """Exact p-values (:mod:`~pibench.reports.exact_coverage`) of LR_uc, LR_ind and LR_cc = LR_uc + LR_ind,
-    the statistics divided by ``deff``, on n / deff steps with n1 / deff misses (rounded)."""
+    the statistics divided by ``deff``. Kupiec's law is that of n / deff steps with n1 / deff misses; the
+    laws with transitions, that of one series with as many transitions as were counted, divided by deff
+    (series of a panel or seeds side by side have one fewer each than their steps), the misses in the same
+    share and LR_uc scaled to its length (rounded; one series of one seed: n steps and n1 misses)."""
     uc, ind = lr_uc(counts, alpha) / deff, lr_ind(counts) / deff
-    n = max(1, round((counts.n0 + counts.n1) / deff))
-    ones = min(n, round(counts.n1 / deff))
-    return CoverageTests(p_uc=p_uc(n, uc, alpha), p_ind=p_ind(n, ones, ind), p_cc=p_cc(n, uc + ind, alpha))
+    n = counts.n0 + counts.n1
+    steps = max(1, round(n / deff))
+    series = max(1, round((counts.n00 + counts.n01 + counts.n10 + counts.n11) / deff) + 1)
+    ones = min(series, round(counts.n1 * series / n)) if n else 0
+    return CoverageTests(p_uc=p_uc(steps, uc, alpha), p_ind=p_ind(series, ones, ind),
+                         p_cc=p_cc(series, uc * series / steps + ind, alpha))
 
 
 def joint_coverage_test(covered: int, n: int, alpha: float) -> float:
