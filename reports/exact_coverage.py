@@ -31,7 +31,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy.special import gammaln, xlogy
 from scipy.stats import binom, chi2
 
@@ -45,13 +44,11 @@ _NEGLIGIBLE_LOG = 69.0
 _TIE = 1e-9
 
 
-def _log_choose(a: ArrayLike, b: ArrayLike) -> np.ndarray:
-    """log C(a, b), -inf where b < 0 or b > a."""
-    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+def _log_choose(a: np.ndarray, b: np.ndarray, log_factorial: np.ndarray) -> np.ndarray:
+    """log C(a, b) of whole numbers from a table of log k! (k = 0 .. at least max a), -inf where b < 0 or b > a."""
     ok = (b >= 0) & (b <= a)
-    out = np.full(a.shape, -np.inf)
-    out[ok] = gammaln(a[ok] + 1) - gammaln(b[ok] + 1) - gammaln(a[ok] - b[ok] + 1)
-    return out
+    a, b = np.where(ok, a, 0), np.where(ok, b, 0)
+    return np.where(ok, log_factorial[a] - log_factorial[b] - log_factorial[a - b], -np.inf)
 
 
 def lr_ind_of_transitions(n00, n01, n10, n11) -> np.ndarray:
@@ -67,20 +64,37 @@ def lr_ind_of_transitions(n00, n01, n10, n11) -> np.ndarray:
     return np.maximum(0.0, -2.0 * (restricted - unrestricted))
 
 
+def _cells(n: int, misses: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (n1, R, x1, xn) of n steps for each n1 of ``misses`` (module docstring), all at once: n1 of each
+    cell, its LR_ind and its probability given its n1 (cells below 1e-30 of their n1's likeliest left out)."""
+    misses = np.asarray(misses, dtype=np.int64)
+    most = np.where((misses == 0) | (misses == n), 1, np.minimum(misses, n - misses + 1))  # runs 1..most
+    runs = np.arange(most.sum()) - np.repeat(np.cumsum(most) - most, most) + 1  # 1..most for each n1
+    ones, runs = np.repeat(np.repeat(misses, most), 4), np.repeat(runs, 4)
+    x1, xn = np.tile([0, 0, 1, 1], len(ones) // 4), np.tile([0, 1, 0, 1], len(ones) // 4)
+    zeros = n - ones
+    log_factorial = gammaln(np.arange(n + 1) + 1.0)
+    log_count = (_log_choose(ones - 1, runs - 1, log_factorial) + _log_choose(zeros - 1, runs - x1 - xn, log_factorial)
+                 - _log_choose(np.full_like(ones, n), ones, log_factorial))
+    one_state = (ones == 0) | (zeros == 0)  # one arrangement, no transition between states: its first cell
+    first = np.r_[True, np.diff(ones) != 0]
+    log_count = np.where(one_state, np.where(first, 0.0, -np.inf), log_count)
+    best = np.maximum.reduceat(log_count, np.flatnonzero(first))[np.cumsum(first) - 1]
+    keep = log_count > best - _NEGLIGIBLE_LOG
+    ones, runs, x1, xn, prob = ones[keep], runs[keep], x1[keep], xn[keep], np.exp(log_count[keep])
+    stat = np.zeros(len(ones))
+    moves = ~one_state[keep]
+    n11, n01, n10 = ones[moves] - runs[moves], runs[moves] - x1[moves], runs[moves] - xn[moves]
+    stat[moves] = lr_ind_of_transitions(n - 1 - n01 - n10 - n11, n01, n10, n11)
+    return ones, stat, prob
+
+
 @lru_cache(maxsize=1024)
 def arrangements(n: int, n1: int) -> tuple[np.ndarray, np.ndarray]:
     """The law of LR_ind given n1 misses in n steps (module docstring): its values sorted, and the
     probability of a value at least each of them (the upper tail, same order)."""
-    n0 = n - n1
-    if n1 == 0 or n0 == 0:  # one arrangement, no transition between states
-        return _sorted_law(np.zeros(1), np.ones(1))
-    runs = np.arange(1, min(n1, n0 + 1) + 1)
-    r, x1, xn = (a.ravel() for a in np.meshgrid(runs, [0, 1], [0, 1], indexing="ij"))
-    log_count = _log_choose(n1 - 1, r - 1) + _log_choose(n0 - 1, r - x1 - xn) - _log_choose(n, n1)
-    keep = log_count > log_count.max() - _NEGLIGIBLE_LOG  # atoms below 1e-30 of the likeliest change no p-value
-    r, x1, xn, prob = r[keep], x1[keep], xn[keep], np.exp(log_count[keep])
-    n11, n01, n10 = n1 - r, r - x1, r - xn
-    return _sorted_law(lr_ind_of_transitions(n - 1 - n01 - n10 - n11, n01, n10, n11), prob)
+    _, stat, prob = _cells(n, np.array([n1]))
+    return _sorted_law(stat, prob)
 
 
 def _sorted_law(values: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -127,12 +141,9 @@ def _cc_law(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray] | None:
     k, pmf = k[keep], pmf[keep]
     if 4 * np.minimum(k, n - k + 1).sum() > MAX_CELLS:
         return None
-    values, prob = [], []
-    for j, weight, uc in zip(k, pmf, lr_uc_of_misses(n, k, alpha)):
-        ind, tail = arrangements(n, int(j))
-        values.append(uc + ind)
-        prob.append(weight * -np.diff(np.r_[tail, 0.0]))
-    return _sorted_law(np.concatenate(values), np.concatenate(prob))
+    ones, ind, prob = _cells(n, k)
+    at = np.searchsorted(k, ones)
+    return _sorted_law(lr_uc_of_misses(n, k, alpha)[at] + ind, pmf[at] * prob)
 
 
 def p_cc(n: int, lr: float, alpha: float) -> float:
