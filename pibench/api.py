@@ -73,6 +73,33 @@ class Results:
         table.insert(0, "seeds", ok.groupby(keys, sort=False).size())
         return head + table.reset_index().to_html(index=False, border=0, float_format=format_number)
 
+    def select(self, *, suites: list[str] | str | None = None, methods: list[str] | str | None = None,
+               datasets: list[str] | str | None = None) -> Results:
+        """These results narrowed to some suites, methods and datasets (names and labels as the tables show
+        them): the tables, statistics, comparisons and figures of the result are those of the selection (its MCS
+        is among the rows chosen). ValueError naming what is here for a name that is not."""
+        from pibench.data_loaders.validation import did_you_mean
+
+        def field_of(record: dict, key: str) -> str:
+            return str(record["config"].get("suite") if key == "suite" else record[key])
+
+        records, superseded = self.records, self.superseded
+        for key, wanted in (("suite", suites), ("method", methods), ("dataset", datasets)):
+            if wanted is None:
+                continue
+            chosen = [wanted] if isinstance(wanted, str) else list(wanted)
+            present = sorted({field_of(r, key) for r in self.records})
+            unknown = [name for name in chosen if name not in present]
+            if unknown:
+                raise ValueError(f"{key} {unknown[0]!r} has no finished task in {self.results_dir}; its {key}s are "
+                                 f"{present}.{did_you_mean(unknown[0], present)}")
+            records = [r for r in records if field_of(r, key) in chosen]
+            superseded = [r for r in superseded if field_of(r, key) in chosen]
+        if not records:
+            raise ValueError(f"no finished task in {self.results_dir} is of all of suites={suites}, "
+                             f"methods={methods}, datasets={datasets}; each is there, but not together.")
+        return Results(self.results_dir, records, self.left_out, None, superseded)
+
     @property
     def superseded_summary(self) -> pd.DataFrame:
         """The superseded records as summary rows, with a ``superseded`` column saying why."""

@@ -82,13 +82,16 @@ def _clear_summaries(results_dir: str) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pibench.api import load_results
     from pibench.benchmarks.store import ResultsStore
     from pibench.reports.summary import write_summary
 
+    selection = bool(args.suites or args.methods or args.datasets)
+    if selection and args.html:
+        raise ValueError("--html writes the folder's report.html, of every row; for a selection use --figures "
+                         "FOLDER, or in Python load_results(DIR).select(methods=[...]).to_html(PATH).")
     if args.figures:
         _check_output_folder(args.figures, "--figures")  # before anything is written
-    results = load_results(args.results_dir)
+    results = _selected(args)
     empty = results.why_empty()
     if empty:
         if results.left_out:  # the tables had rows once: no summary may keep showing them
@@ -100,6 +103,12 @@ def _report(args: argparse.Namespace) -> int:
     if ResultsStore(args.results_dir).in_use():
         print(f"pibench: note: a run is writing into {args.results_dir} now; these tables hold the tasks finished so "
               "far (report again when it ends).", file=sys.stderr)
+    if selection:  # the folder's summary files hold every row; a selection leaves them as they are
+        print(f"pibench: note: a selection: {Path(args.results_dir) / 'summary.csv'} and summary.md are left as they "
+              "are (they hold every row).", file=sys.stderr)
+        if args.figures:
+            _write_figures(results, args.figures)
+        return 0
     try:
         csv_path = write_summary(results.records, args.results_dir, results.statistics.tasks)
         md_path = Path(args.results_dir) / "summary.md"
@@ -145,11 +154,28 @@ def _write_figures(results, folder: str) -> None:
             print(f"wrote {' and '.join(map(str, paths))}")
 
 
-def _plot(args: argparse.Namespace) -> int:
+def _selection_options(parser: argparse.ArgumentParser) -> None:
+    for option, what in (("--suites", "suites"), ("--methods", "methods"), ("--datasets", "datasets (their labels)")):
+        parser.add_argument(option, nargs="+", metavar="NAME",
+                            help=f"only these {what}: the statistics and comparisons are among the rows chosen")
+
+
+def _selected(args: argparse.Namespace):
+    """The stored results, narrowed to --suites / --methods / --datasets where given."""
     from pibench.api import load_results
-    from pibench.reports.figures.catalog import close
 
     results = load_results(args.results_dir)
+    if args.suites or args.methods or args.datasets:
+        if not results.records:
+            return results  # nothing to narrow: the caller says why it is empty
+        return results.select(suites=args.suites, methods=args.methods, datasets=args.datasets)
+    return results
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from pibench.reports.figures.catalog import close
+
+    results = _selected(args)
     specs = results.figure_specs()
     if not specs:
         print(f"no figure to draw: {results.why_empty() or 'no figure fits these results.'}", file=sys.stderr)
@@ -261,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--html", action="store_true",
                         help="also write DIR/report.html (self-contained, figures inline)")
     report.add_argument("--figures", metavar="FOLDER", help="also write every figure as PNG and SVG into FOLDER")
+    _selection_options(report)
     report.set_defaults(func=_report)
 
     plot = sub.add_parser("plot", help="draw one figure from stored results (no NAME: list the figures)")
@@ -269,6 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help=f"the folder a run wrote (default ./{DEFAULT_RESULTS})")
     plot.add_argument("--out", help="output file; the suffix picks the format (.png, .svg, .pdf); "
                                     "default DIR/figures/NAME.png")
+    _selection_options(plot)
     plot.set_defaults(func=_plot)
 
     lst = sub.add_parser("list", help="list methods, datasets and suites")

@@ -27,6 +27,19 @@ def test_default_run_meets_the_acceptance_check(tmp_path, capsys):
     assert main(["report", "--results-dir", str(tmp_path)]) == 0
     assert (tmp_path / "summary.md").read_text().startswith("| suite | dataset | method")
 
+    # a selection: its rows only, compared among themselves; the folder's summary files keep every row
+    full = (tmp_path / "summary.md").read_text()
+    capsys.readouterr()
+    assert main(["report", "--results-dir", str(tmp_path), "--methods", "aci", "autoreg"]) == 0
+    out = capsys.readouterr()
+    rows = [line for line in out.out.splitlines() if line.startswith("| default | ar1 |")]
+    assert rows and {line.split("|")[3].strip() for line in rows} == {"aci", "autoreg"}
+    assert "left as they are" in out.err and (tmp_path / "summary.md").read_text() == full
+    assert main(["report", "--results-dir", str(tmp_path), "--methods", "acii"]) == 2
+    assert "Did you mean 'aci'?" in capsys.readouterr().err
+    assert main(["report", "--results-dir", str(tmp_path), "--methods", "aci", "--html"]) == 2
+    assert main(["plot", "--results-dir", str(tmp_path), "--datasets", "ar1"]) == 0
+
 
 def test_progress_lines_name_each_finished_task_for_a_log(tmp_path, capsys):
     """--progress-lines (what the GPU session's log needs): one line per finished task, its seconds."""
