@@ -23,13 +23,15 @@ a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
   p-value of T_R is below 1 - level. For a series each t_ij's variance is the EWC one above (one nu for
   all rows: the smallest of each row's loss less the rows' mean), and T_R is referred to its
   fixed-smoothing law: sqrt(n) times the means as N(0, Omega) and the EWC covariance as the mean of nu
-  outer products of N(0, Omega) vectors, independent of them (Lazarus et al. 2018's limit), Omega the
-  estimate, simulated with a seed. Two rows are then exactly Diebold-Mariano's test above at 1 - level.
-  arch's bootstrap MCS (``arch.bootstrap.MCS``, stationary bootstrap, Politis-White's block) dropped one of
-  two equal rows with AR(1) 0.9 loss differences 19-22% of the time at 10% (n = 1,000-2,000; four rows
-  19%); this one 14-16% (four rows 11%), as DM's residual excess at this persistence. Exchangeable
-  sequences keep arch's MCS with the i.i.d. bootstrap, and so does a series whose EWC variance of some
-  pair is rounding only.
+  outer products of N(0, Omega) vectors, independent of them (Lazarus et al. 2018's limit), simulated with
+  a seed, Omega the EWC estimate from max(nu, 2k) cosine terms (at least as many as rows: with fewer its
+  rank is below k, and the law of the maximum loses its multiplicity). Two rows are then exactly
+  Diebold-Mariano's test above at 1 - level. arch's bootstrap MCS (``arch.bootstrap.MCS``, stationary
+  bootstrap, Politis-White's block) dropped one of two equal rows with AR(1) 0.9 loss differences 19-22% of
+  the time at 10% (n = 1,000-2,000; four rows 19%), some of ten equal rows over 365 days 30% (AR(1) 0.5);
+  this one 14-16% (four rows 11%) and 11-13%, 48 rows over 365 days 10% (AR(1) 0.9: 21%, as DM's excess at
+  that persistence). Exchangeable sequences keep arch's MCS with the i.i.d. bootstrap, and so does a series
+  whose EWC variance of some pair is rounding only.
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def _pair_statistics(means: np.ndarray, covariance: np.ndarray) -> np.ndarray:
         return np.where(variance > 0, difference / np.sqrt(np.maximum(variance, 0)), 0.0)
 
 
-def fixed_smoothing_mcs(losses: np.ndarray, seed: int, level: float = MCS_LEVEL, reps: int = 2000
+def fixed_smoothing_mcs(losses: np.ndarray, seed: int, level: float = MCS_LEVEL, reps: int = 1000
                         ) -> np.ndarray | None:
     """(k,) booleans of the MCS of a series' rows (module docstring): Hansen, Lunde & Nason's elimination with
     the range statistic T_R = max |t_ij|, each t_ij's variance the EWC one, referred to its fixed-smoothing
@@ -163,8 +165,10 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, level: float = MCS_LEVEL,
     if (ewc_pairs <= 1e-12 * plain_pairs).any():
         return None
     # draws of (mean, EWC covariance) under equal means: N(0, Omega) and the mean of nu outer products of
-    # N(0, Omega) vectors, Omega the estimate (a factor A with A A' = Omega; scale cancels in every t)
-    eigenvalues, vectors = np.linalg.eigh(covariance)
+    # N(0, Omega) vectors (a factor A with A A' = Omega; scale cancels in every t). Omega is the EWC estimate
+    # from at least 2k cosine terms: with fewer than k its rank is below k, the simulated contrasts share too
+    # few dimensions, and the law of their maximum loses most of its multiplicity (48 rows, nu 20: 16% for 10%)
+    eigenvalues, vectors = np.linalg.eigh(ewc_covariance(x, min(n - 1, max(nu, 2 * k))))
     keep = eigenvalues > 1e-12 * eigenvalues.max()
     factor = vectors[:, keep] * np.sqrt(eigenvalues[keep])  # (k, r)
     rng = np.random.default_rng(seed)
@@ -186,7 +190,7 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, level: float = MCS_LEVEL,
 
 
 def model_confidence_set(losses: np.ndarray, seed: int, dependent: bool = True, level: float = MCS_LEVEL,
-                         reps: int = 1000) -> np.ndarray:
+                         reps: int = 2000) -> np.ndarray:
     """(k,) booleans: which of the k columns of ``losses`` (n, k) are in the MCS at ``level``: for a series
     (``dependent``) :func:`fixed_smoothing_mcs`, for exchangeable units arch's with the i.i.d. bootstrap.
 
@@ -201,7 +205,7 @@ def model_confidence_set(losses: np.ndarray, seed: int, dependent: bool = True, 
         kept[candidates] = True
     else:
         chosen = losses[:, candidates]
-        alive = fixed_smoothing_mcs(chosen, seed, level) if dependent else None
+        alive = fixed_smoothing_mcs(chosen, seed, level, reps) if dependent else None
         if alive is None:  # exchangeable units, or EWC variances that are rounding only: the bootstrap
             block = block_length(chosen - chosen.mean(axis=1, keepdims=True)) if dependent else 1
             mcs = MCS(chosen, size=1 - level, reps=reps, block_size=max(1, int(block)), method="R",

@@ -102,12 +102,20 @@ def coverage_tests(counts: MissCounts, alpha: float, deff: float = 1.0) -> Cover
     the statistics divided by ``deff``. Kupiec's law is that of n / deff steps with n1 / deff misses; the
     laws with transitions, that of one series with as many transitions as were counted, divided by deff
     (series of a panel or seeds side by side have one fewer each than their steps), the misses in the same
-    share and LR_uc scaled to its length (rounded; one series of one seed: n steps and n1 misses)."""
+    share (at least as many as its transitions need) and LR_uc scaled to its length (rounded; one series of
+    one seed: n steps and n1 misses, exact). For a panel this is an approximation: at 5% independent misses
+    were rejected 3-6% of the time on 24 series of 30 steps and 3 of 500, up to 8% on series of 2-3 steps."""
     uc, ind = lr_uc(counts, alpha) / deff, lr_ind(counts) / deff
     n = counts.n0 + counts.n1
     steps = max(1, round(n / deff))
     series = max(1, round((counts.n00 + counts.n01 + counts.n10 + counts.n11) / deff) + 1)
     ones = min(series, round(counts.n1 * series / n)) if n else 0
+    # as many misses (and covered steps) as the transitions counted need, or the statistic seen lies outside
+    # the law (two isolated misses of a 10-series panel: one miss in the law, p_ind 0)
+    fewest = round((max(counts.n01, counts.n10) + counts.n11) / deff)
+    most = series - round((max(counts.n01, counts.n10) + counts.n00) / deff)
+    if fewest <= most:
+        ones = min(max(ones, fewest), most)
     return CoverageTests(p_uc=p_uc(steps, uc, alpha), p_ind=p_ind(series, ones, ind),
                          p_cc=p_cc(series, uc * series / steps + ind, alpha))
 

@@ -115,6 +115,11 @@ def test_isolated_misses_of_seeds_side_by_side_are_not_taken_for_clustered_ones(
     assert pooled.p_ind == pytest.approx(coverage_tests(miss_counts(one_series), 0.01).p_ind) and pooled.p_ind > 0.99
     misses[300, 2] = True
     assert clustered_coverage_tests(step_clusters(misses), 0.01).p_ind > 0.99
+    # ten series of three steps, two isolated misses: the law of one series with as many transitions (21 steps)
+    # and the misses' share (1.4, rounded to 1) had no room for the two 1 -> 0 transitions seen: p_ind 0
+    panel = np.zeros((3, 10), dtype=bool)
+    panel[1, 6] = panel[0, 8] = True
+    assert clustered_coverage_tests(step_clusters(panel), 0.1).p_ind > 0.9
 
 
 def test_the_tests_of_a_panel_hold_their_level():
