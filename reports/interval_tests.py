@@ -29,7 +29,8 @@ single series of one seed: the plain tests), and sum n_j^2 / sum n_j, as if each
 moved as one, where p is 0 or 1 and the clusters tell nothing of their spread. LR_uc and
 LR_ind are both divided by the deff of the misses (one estimate: the transitions' own,
 per state, are noisy on short spans and cannot be had where a state is never left) and referred
-to the exact laws of n / deff steps with n1 / deff misses (rounded); joint
+to the exact laws of n / deff steps with n1 / deff misses (rounded; for the transitions, of one
+series with as many transitions as were counted: :func:`coverage_tests`); joint
 coverage is the binomial test on the covered and total sequences divided by their deff,
 rounded. Identical seeds give exactly the one seed's statistics (deff = the number of
 seeds).
