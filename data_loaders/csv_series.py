@@ -33,7 +33,7 @@ import pandas as pd
 from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.problems import SeriesProblem
-from pibench.data_loaders.step_order import skipped, step_key, step_numbers, step_text, usual_step
+from pibench.data_loaders.step_order import gap_text, skipped, step_key, step_numbers, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
 from pibench.data_loaders.validation import did_you_mean
 
@@ -78,9 +78,8 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
     if not len(skips):
         return None
     at = int(skips[0])
-    return (f"the column {time!r} skips steps {len(skips)} time(s) (first {step_text(steps[at])} then "
-            f"{step_text(steps[at + 1])}, where the usual step is {step_text(usual, span=True)}): the rows are used "
-            "as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
+    return (f"the column {time!r} skips steps {len(skips)} time(s) (first {gap_text(steps, at, usual)}): the rows "
+            "are used as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
 
 
 def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> tuple[str, np.ndarray] | None:
@@ -150,7 +149,6 @@ def csv_problem(
                          f"{did_you_mean(missing[0], frame.columns)}")
     if not features and lags == 0:
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
-    gaps = None
     if time:
         frame, steps = _order(frame, time, path, time_format)
         gaps = _skipped_note(steps, time)

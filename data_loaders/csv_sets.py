@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from pibench.data_loaders.problems import SetProblem
-from pibench.data_loaders.step_order import skipped, step_key, step_numbers, step_text, usual_step
+from pibench.data_loaders.step_order import gap_text, skipped, step_key, step_numbers, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
 from pibench.data_loaders.validation import did_you_mean
 
@@ -127,9 +127,8 @@ def skipped_steps_note(ids: np.ndarray, steps: list[np.ndarray], need: int, step
     first_id, first_steps, first_skips = uneven[0]
     at = int(np.flatnonzero(first_skips)[0])
     return (f"{len(uneven)} of {len(ids)} sequence(s) skip steps in {step_column!r} over the "
-            f"{need} steps used (sequence {str(first_id)!r}: {step_text(first_steps[at])} then "
-            f"{step_text(first_steps[at + 1])}, where the usual step is {step_text(usual, span=True)}): their "
-            "values are used as consecutive; fill or drop the gaps if they matter")
+            f"{need} steps used (sequence {str(first_id)!r}: {gap_text(first_steps, at, usual)}): their values are "
+            "used as consecutive; fill or drop the gaps if they matter")
 
 
 def _parts(groups, split_column: str, path: Path) -> np.ndarray:

@@ -125,3 +125,8 @@ def skipped(steps: np.ndarray, usual) -> np.ndarray:
             skips &= np.busday_count(days[:-1], days[1:]) != 1
     return skips
 
+
+def gap_text(steps: np.ndarray, at: int, usual) -> str:
+    """"A then B, where the usual step is C": the gap after ``steps[at]``, as the file wrote its steps."""
+    return (f"{step_text(steps[at])} then {step_text(steps[at + 1])}, where the usual step is "
+            f"{step_text(usual, span=True)}")

@@ -140,10 +140,15 @@ def ewc_covariance(losses: np.ndarray, nu: int) -> np.ndarray:
     return transforms.T @ transforms / nu
 
 
+def _pair_variances(covariance: np.ndarray) -> np.ndarray:
+    """var(x_i - x_j) = c_ii + c_jj - 2 c_ij over the last two axes (..., k, k) of covariances."""
+    diagonal = np.diagonal(covariance, axis1=-2, axis2=-1)
+    return diagonal[..., :, None] + diagonal[..., None, :] - 2 * covariance
+
+
 def _pair_statistics(means: np.ndarray, covariance: np.ndarray) -> np.ndarray:
     """t_ij = (mean_i - mean_j) / sd(mean_i - mean_j) over the last two axes (..., k, k); 0 on the diagonal."""
-    diagonal = np.diagonal(covariance, axis1=-2, axis2=-1)
-    variance = diagonal[..., :, None] + diagonal[..., None, :] - 2 * covariance
+    variance = _pair_variances(covariance)
     difference = means[..., :, None] - means[..., None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(variance > 0, difference / np.sqrt(np.maximum(variance, 0)), 0.0)
@@ -158,11 +163,8 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, level: float = MCS_LEVEL,
     n, k = x.shape
     nu = min(ewc_degrees(x[:, j] - x.mean(axis=1)) for j in range(k))
     covariance = ewc_covariance(x, nu)
-    plain = np.cov(x, rowvar=False)
     pairs = np.triu_indices(k, 1)
-    ewc_pairs = (np.diag(covariance)[:, None] + np.diag(covariance)[None, :] - 2 * covariance)[pairs]
-    plain_pairs = (np.diag(plain)[:, None] + np.diag(plain)[None, :] - 2 * plain)[pairs]
-    if (ewc_pairs <= 1e-12 * plain_pairs).any():
+    if (_pair_variances(covariance)[pairs] <= 1e-12 * _pair_variances(np.cov(x, rowvar=False))[pairs]).any():
         return None
     # draws of (mean, EWC covariance) under equal means: N(0, Omega) and the mean of nu outer products of
     # N(0, Omega) vectors (a factor A with A A' = Omega; scale cancels in every t). Omega is the EWC estimate

@@ -122,8 +122,7 @@ def lr_uc_of_misses(n: int, n1, alpha: float) -> np.ndarray:
 def p_uc(n: int, lr: float, alpha: float) -> float:
     """P(LR_uc(N1) >= lr), N1 ~ Binomial(n, alpha)."""
     k = np.arange(n + 1)
-    tail = lr_uc_of_misses(n, k, alpha) >= lr - _TIE * max(1.0, abs(lr))
-    return float(min(1.0, binom.pmf(k[tail], n, alpha).sum()))
+    return _upper_tail(*_sorted_law(lr_uc_of_misses(n, k, alpha), binom.pmf(k, n, alpha)), lr)
 
 
 def p_ind(n: int, n1: int, lr: float) -> float:

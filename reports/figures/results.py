@@ -169,4 +169,3 @@ def headline_note(results: StoredResults, suite: str, dataset: str) -> str:
     if len(rows) and rows["seed"].nunique() > 1:
         parts.append("its first seed")
     return f"shown: {' and '.join(parts)}" if parts else ""
-
