@@ -9,7 +9,7 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from pibench.methods.code_identity import describe_change
+from pibench.methods.code_identity import describe_change, source_digest
 
 #: pibench's version, read from the source (pyproject.toml takes it from here), so an installed
 #: tree and a plain checkout of the same source name the same code version.
@@ -45,17 +45,18 @@ def _result_source_files() -> list[Path]:
 
 @functools.lru_cache(maxsize=1)
 def code_version() -> str:
-    """``<pibench version>+src.<hash>``: :data:`PIBENCH_VERSION` and a sha256 of :data:`RESULT_SOURCES`.
+    """``<pibench version>+src.<hash>``: :data:`PIBENCH_VERSION` and a sha256 of :data:`RESULT_SOURCES`, each
+    file read as :func:`~pibench.methods.code_identity.source_digest` (its tokens, comments aside).
 
     Part of every task id and cache key, so results computed by other code are
-    never taken for current ones (a commit that touches only docs, the CLI or the
-    reports keeps them). It reads the source files alone, never the installed
+    never taken for current ones (a commit that touches only docs, comments, the
+    CLI or the reports keeps them). It reads the source files alone, never the installed
     package's metadata: a pip-installed tree and a plain checkout of the same
     source give the same version.
     """
     h = hashlib.sha256()
     for path in _result_source_files():
-        h.update(path.relative_to(PROJECT_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(f"{path.relative_to(PROJECT_ROOT).as_posix()}\0{source_digest(path.read_bytes())}\0".encode())
     return f"{PIBENCH_VERSION}+src.{h.hexdigest()[:12]}"
 
 

@@ -4,9 +4,10 @@ DESIGN "Identity is what runs": a task's identity must name the code that will
 compute it. pibench's own source is named by ``code_version`` (the files of the
 checkout or install). A method defined elsewhere is named by two things:
 
-* the source files it was loaded from, snapshotted when its ``class`` statement
-  runs (``IntervalMethod.__init_subclass__``), the moment the loaded code came from
-  them: every module of its top-level package loaded then (the module that defines
+* the source files it was loaded from (their tokens, :func:`source_digest`: an
+  edit of a comment or a blank line is no new code), snapshotted when its ``class``
+  statement runs (``IntervalMethod.__init_subclass__``), the moment the loaded code
+  came from them: every module of its top-level package loaded then (the module that defines
   it, and the package helpers it imported), and every module of the user's own
   (a file outside the standard library, site-packages and pibench: a sibling
   ``my_helpers.py``) whose functions, classes or module the class reads, and those
@@ -51,10 +52,12 @@ import importlib
 import importlib.machinery
 import importlib.util
 import inspect
+import io
 import re
 import site
 import sys
 import sysconfig
+import tokenize
 import types
 import warnings
 from dataclasses import dataclass
@@ -70,7 +73,7 @@ class SourceSnapshot:
 
     module: str          #: e.g. "mypi.rolling_gauss"; "__main__" for a script
     path: str            #: the file it was read from
-    sha256: str          #: of the file's bytes
+    sha256: str          #: :func:`source_digest` of the file
     #: whether the loaded module ran that file's code (False: the file was edited after the module was imported,
     #: and the class was created later, as when a notebook runs a class cell again without importing its helper)
     runs_file: bool = True
@@ -89,9 +92,9 @@ class SourceSnapshot:
         return f"{name}/__init__.py" if Path(self.path).name == "__init__.py" else f"{name}.py"
 
     def on_disk(self) -> str | None:
-        """sha256 of the file now; None if it cannot be read."""
+        """:func:`source_digest` of the file now; None if it cannot be read."""
         try:
-            return hashlib.sha256(Path(self.path).read_bytes()).hexdigest()
+            return source_digest(Path(self.path).read_bytes())
         except OSError:
             return None
 
@@ -100,6 +103,23 @@ class SourceSnapshot:
         or the module had not been imported again after an earlier edit (``runs_file``)."""
         now = self.on_disk()
         return not self.runs_file or (now is not None and now != self.sha256)
+
+
+def source_digest(source: bytes) -> str:
+    """sha256 of a Python file's tokens, comments and blank lines left out, an indent by its place alone: what
+    Python compiles from it (docstrings are in; a file that does not tokenize is read as its bytes). An edit
+    of a comment, a blank line or the spaces in a line is not new code, so it keeps the results of the code
+    it names."""
+    digest = hashlib.sha256()
+    try:
+        for token in tokenize.tokenize(io.BytesIO(source).readline):
+            if token.type in (tokenize.COMMENT, tokenize.NL):
+                continue
+            text = "" if token.type in (tokenize.INDENT, tokenize.DEDENT) else token.string
+            digest.update(f"{tokenize.tok_name[token.type]} {len(text)} {text}\n".encode())
+    except (tokenize.TokenError, SyntaxError):  # (an unterminated string, a bad indent, a bad encoding line)
+        return hashlib.sha256(source).hexdigest()
+    return digest.hexdigest()
 
 
 def is_pibench_class(cls: type) -> bool:
@@ -402,11 +422,12 @@ def _functions(value: object, module: str, seen: set[type] | None = None) -> lis
 
 def _runs_its_file(module_name: str, source: bytes) -> bool:
     """Whether the loaded module runs ``source`` (its file's bytes now): each function compiled from its file,
-    top-level, wrapped by a decorator or of its classes, equals (bytecode, constants, names, line numbers) the
-    function of the same qualified name that ``source`` compiles to. False after an edit the module was not
-    imported again for. Not compared (True): a module whose code an import hook rewrote (pytest's assertions,
-    a type checker's), which no plain compile equals; a function the file no longer has (``importlib.reload``
-    leaves it in the module); plain globals (a module may set them as it runs)."""
+    top-level, wrapped by a decorator or of its classes, equals (bytecode, constants, names; not its line
+    numbers, which a comment moves) the function of the same qualified name that ``source`` compiles to.
+    False after an edit the module was not imported again for. Not compared (True): a module whose code an
+    import hook rewrote (pytest's assertions, a type checker's), which no plain compile equals; a function the
+    file no longer has (``importlib.reload`` leaves it in the module); plain globals (a module may set them as
+    it runs)."""
     module = sys.modules[module_name]
     if type(getattr(getattr(module, "__spec__", None), "loader", None)) is not importlib.machinery.SourceFileLoader:
         return True
@@ -422,14 +443,21 @@ def _runs_its_file(module_name: str, source: bytes) -> bool:
     while pending:
         for const in pending.pop().co_consts:
             if isinstance(const, types.CodeType):
-                on_disk.setdefault(const.co_qualname, []).append(const)
+                on_disk.setdefault(const.co_qualname, []).append(_without_lines(const))
                 pending.append(const)
     for value in list(vars(module).values()):
         for function in _functions(value, module_name):
             code = function.__code__
-            if code.co_filename == filename and code.co_qualname in on_disk and code not in on_disk[code.co_qualname]:
+            if code.co_filename == filename and code.co_qualname in on_disk and \
+                    _without_lines(code) not in on_disk[code.co_qualname]:
                 return False  # (a function of another file, a decorator's wrapper say, is not this file's)
     return True
+
+
+def _without_lines(code: types.CodeType) -> types.CodeType:
+    """``code`` and the code objects it holds with no line numbers, so that equality compares what runs."""
+    consts = tuple(_without_lines(c) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_firstlineno=1, co_linetable=b"", co_consts=consts)
 
 
 def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
@@ -453,7 +481,7 @@ def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
             runs_file = name == cls.__module__ or _runs_its_file(name, source)  # its own module is running now
         except Exception:  # a module pibench cannot read is named by its file still
             runs_file = True
-        snaps.append(SourceSnapshot(name, path, hashlib.sha256(source).hexdigest(), runs_file))
+        snaps.append(SourceSnapshot(name, path, source_digest(source), runs_file))
     return tuple(snaps)
 
 

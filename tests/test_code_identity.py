@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pibench.benchmarks.provenance import RESULT_SOURCES, code_version
+from pibench.methods.code_identity import source_digest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("benchmarks", "data_loaders", "methods", "reports", "pibench")
@@ -46,11 +47,42 @@ def test_a_pip_installed_tree_has_this_code_version(tmp_path):
     assert version_in(target, tmp_path) == code_version()
 
 
-def test_the_version_changes_with_a_result_source(tmp_path):
+def test_the_version_changes_with_a_result_sources_code_not_its_comments(tmp_path):
     copy = tmp_path / "checkout"
     for package in PACKAGES:
         shutil.copytree(ROOT / package, copy / package, symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     assert "reports/metrics.py" in RESULT_SOURCES
     with open(copy / "reports" / "metrics.py", "a") as fh:
-        fh.write("\n# a change\n")
+        fh.write("\n\n# a comment\n")
+    assert version_in(copy, tmp_path) == code_version()
+    with open(copy / "reports" / "metrics.py", "a") as fh:
+        fh.write("UNUSED = 1\n")
     assert version_in(copy, tmp_path) != code_version()
+
+
+SOURCE = b'''"""Doc."""
+import numpy as np
+
+
+def width(x, scale=2.0):
+    if x > 0:
+        x = np.sqrt(x)
+    return scale * x
+'''
+
+
+@pytest.mark.parametrize("edit, same", [
+    ((b"import numpy", b"# mine\nimport numpy"), True),                          # a comment line
+    ((b"scale * x\n", b"scale * x  # why\n\n\n"), True),                         # a trailing comment, blank lines
+    ((b"scale=2.0", b"scale = 2.0"), True),                                      # spaces in a line
+    ((b"    if x > 0:\n        x = np.sqrt(x)\n    return", b"  if x > 0:\n     x = np.sqrt(x)\n  return"),
+     True),                                                                      # other indents, same blocks
+    ((b"        x = np.sqrt(x)\n    return", b"        x = np.sqrt(x)\n        return"), False),  # moved into a block
+    ((b"scale=2.0", b"scale=2.00"), False),                                      # another token, same number
+    ((b'"""Doc."""', b'"""Docs."""'), False),                                    # a docstring is compiled
+    ((b"return scale * x\n", b"return scale * x\n(\n"), False),                  # no longer tokenizes: its bytes
+])
+def test_a_source_digest_reads_what_python_compiles(edit, same):
+    edited = SOURCE.replace(*edit)
+    assert edited != SOURCE
+    assert (source_digest(edited) == source_digest(SOURCE)) is same

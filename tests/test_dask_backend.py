@@ -334,7 +334,7 @@ def test_a_worker_on_other_code_is_refused_before_any_task(tmp_path, capsys):
         shutil.copytree(root / part, other / part, symlinks=True,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     with open(other / "methods" / "aci.py", "a") as f:
-        f.write("\n# an edit on that machine\n")
+        f.write("\nEDITED_ON_THAT_MACHINE = True\n")
     cluster = ExternalCluster(tmp_path)
     try:
         cluster.scheduler()

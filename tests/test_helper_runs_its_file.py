@@ -97,11 +97,17 @@ def test_an_unedited_module_runs_its_file_with_warnings_as_errors(helper):
     ("return (lambda w: 2 * w)(v)", "return (lambda w: 3 * w)(v)"),  # a static method's lambda
     ("return 3\n", "return 5\n"),                               # a cached property
     ("return 4", "return 6"),                                   # a nested class's method
-    ("SCALE = 2.0\n", "SCALE = 2.0\n# a line more moves every function below\n"),
 ])
 def test_an_edit_not_imported_again_is_seen(helper, old, new):
     name, _, _, edit = helper
     assert not _runs_its_file(name, edit(old, new))
+
+
+def test_lines_a_comment_moved_are_the_same_code(helper):
+    """A comment line moves every function below it: their line numbers differ, what they run does not."""
+    name, _, _, edit = helper
+    assert _runs_its_file(name, edit("SCALE = 2.0\n", "SCALE = 2.0\n# a line more moves every function below\n"))
+    assert not _runs_its_file(name, edit("return x + 1", "return x + 2"))  # (and an edit below them is still seen)
 
 
 def test_a_global_edited_in_the_file_is_not_compared(helper):

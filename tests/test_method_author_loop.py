@@ -139,21 +139,34 @@ def test_a_live_edit_stores_the_new_codes_numbers_under_the_new_identity(plugin_
     assert summary["plugin_code"].tolist() == [";".join(f"{k}:{v}" for k, v in sorted(second["plugin"].items()))]
 
 
-def test_a_comment_only_edit_reruns_and_says_why(plugin_project):
+def test_a_comment_blank_line_or_spacing_edit_keeps_the_results_and_a_token_edit_does_not(plugin_project):
+    """The files are named by their tokens (code_identity.source_digest): an edit Python compiles the same
+    neither reloads the module nor reruns its tasks; a changed token does both, and says why."""
     script = '''
 import json, mypi.rolling_gauss
 from pibench import run, load_results
-run("suite.toml", results_dir="r", progress=False)
-with open(mypi.rolling_gauss.__file__, "a") as fh:
-    fh.write("# a comment\\n")
+path = mypi.rolling_gauss.__file__
+first = run("suite.toml", results_dir="r", progress=False)
+source = open(path).read()
+open(path, "w").write("# my notes\\n\\n" + source.replace("WIDTH = 1.0", "WIDTH  =  1.0   # z multiplier\\n\\n")
+                      + "\\n# the end\\n")
 second = run("suite.toml", results_dir="r", progress=False)
-print(json.dumps({"redone": second.run_report.redone, "left_out": load_results("r").left_out}))
+open(path, "w").write(source.replace("WIDTH = 1.0", "WIDTH = 1.00"))
+third = run("suite.toml", results_dir="r", progress=False)
+print(json.dumps({"ids": [r.records[0]["task_id"] for r in (first, second, third)],
+                  "ran": [len(r.run_report.executed) for r in (second, third)],
+                  "notes": [r.run_report.notes for r in (second, third)], "redone": third.run_report.redone,
+                  "left_out": load_results("r").left_out}))
 '''
     out = json.loads(python(script, plugin_project).strip().splitlines()[-1])
+    first, second, third = out["ids"]
+    assert first == second and out["ran"][0] == 0 and not any("reloaded" in n for n in out["notes"][0])
+    # "1.00" is another token, though the same number: new code, run again, with the reason
+    assert third != first and out["ran"][1] == 1
+    assert any("reloaded method 'rolling_gauss'" in n for n in out["notes"][1])
     assert len(out["redone"]) == 1 and out["redone"][0].endswith("plugin source changed: mypi/rolling_gauss.py")
     (line,) = out["left_out"]
     assert "superseded" in line and "plugin source changed: mypi/rolling_gauss.py" in line
-    assert "same configuration" not in line
 
 
 def _fresh_class(source: str, module: str = "notebook_cell") -> type:
@@ -616,7 +629,7 @@ def test_a_stale_helper_of_a_class_without_a_file_stops_the_run_with_the_fix(plu
         from pibench import run
         run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
         time.sleep(1.1)
-        open("my_helpers.py", "a").write("# edited\\n")
+        open("my_helpers.py", "w").write("def widen(x):\\n    return 2.0 * x\\n")
         try:
             run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
         except ValueError as exc:
