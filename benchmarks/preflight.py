@@ -17,7 +17,7 @@ import re
 import warnings
 from typing import NamedTuple
 
-from pibench.benchmarks.protocols import check_protocol, series_schedule
+from pibench.benchmarks.protocols import SeriesSchedule, check_protocol, series_schedule
 from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.shipping import ship
 from pibench.benchmarks.suite import RUNNER_SET, Task, check_runner_set
@@ -151,29 +151,57 @@ def _message(exc: Exception) -> str:
     return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"
 
 
+class EntryProblem(ValueError):
+    """A problem of a method entry's setting whatever the data (a parameter out of range): said once for it,
+    not once per dataset."""
+
+
 def _checked_method(task: Task, cls: type[IntervalMethod]) -> IntervalMethod:
-    """The task's method (class ``cls``) built and its parameters checked: no data needed (ValueError)."""
+    """The task's method (class ``cls``) built and its parameters checked: no data needed (EntryProblem)."""
     c = task.config
-    method = build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed, cls)
-    method.check_params()
+    try:
+        method = build_method(c["method"]["name"], c["method"]["params"], c["alpha"], task.method_seed, cls)
+        method.check_params()
+    except NotApplicable:
+        raise
+    except Exception as exc:
+        raise EntryProblem(_message(exc)) from exc
     try:
         cls.check_calls("set" if c["protocol"].get("kind") == "set" else "series")
     except ValueError as exc:
-        raise ValueError(f"method {c['method']['name']!r} cannot run: {exc}") from None
+        raise EntryProblem(f"method {c['method']['name']!r} cannot run: {exc}") from None
     return method
 
 
-def _check_task(task: Task, problem, cls: type[IntervalMethod]) -> tuple[int, int]:
-    """Raise ValueError if the task's method (class ``cls``), parameters or protocol (its keys, types and
-    kind checked before, :func:`_protocol_problems`) cannot run on ``problem``; else (test steps, fits) of its
-    protocol ((0, 0) for sets)."""
+def _check_task(task: Task, problem, cls: type[IntervalMethod], schedule: SeriesSchedule | None
+                ) -> tuple[int, int]:
+    """Raise ValueError if the task's method (class ``cls``) or parameters cannot run on ``problem`` with
+    its protocol's ``schedule`` (None for sets); else (test steps, fits) of the schedule ((0, 0) for sets)."""
     method = _checked_method(task, cls)
     method.prepare(problem)
-    if isinstance(problem, SeriesProblem):
-        schedule = series_schedule(problem, **task.config["protocol"])
+    if schedule is not None:
         method.check_window(schedule.window, problem.n_groups)
         return schedule.stop - problem.test_start, len(schedule.fit_steps)
     return 0, 0
+
+
+def _schedules(tasks: list[Task], problem: SeriesProblem, classes: dict[str, type[IntervalMethod]],
+               problems: dict[str, None]) -> dict[str, SeriesSchedule]:
+    """{protocol JSON: its schedule on ``problem``} of the protocols of ``tasks`` (of one dataset, their keys
+    and types checked); a protocol the series cannot hold (a window longer than its training span) is one
+    problem naming every method entry that uses it, not one per method, and their methods are checked."""
+    users: dict[str, list[Task]] = {}
+    for task in tasks:
+        users.setdefault(json.dumps(task.config["protocol"], sort_keys=True), []).append(task)
+    schedules = {}
+    for text, some in users.items():
+        protocol = some[0].config["protocol"]
+        try:
+            schedules[text] = series_schedule(problem, **protocol)
+        except Exception as exc:
+            problems[f"protocol {protocol} ({_who(some)}): {_message(exc)}"] = None
+            _check_methods(some, classes, problems)
+    return schedules
 
 
 def _protocol_notes(protocol: dict, steps: int, problem: SeriesProblem) -> list[str]:
@@ -229,13 +257,15 @@ def _about_dataset(label: str, exc: Exception) -> str:
 
 def _about_task(task: Task, exc: Exception) -> str:
     """A task's problem, with the suite entry it comes from; one that names its method already (a parameter
-    the method lacks) is the same line for every setting and dataset of the entry."""
+    the method lacks) is the same line for every setting and dataset of the entry, and one of the setting
+    whatever the data (:class:`EntryProblem`) for every dataset."""
     c, message = task.config, _message(exc)
     named = f"method {c['method']['name']!r} "
     if message.startswith(named):
         return f"{named}({task.entry}) {message[len(named):]}" if task.entry else message
     where = f"{c['setting']}; {task.entry}" if task.entry else c["setting"]
-    return f"method {c['method']['name']!r} ({where}) on dataset {c['dataset']['label']!r}: {message}"
+    on = "" if isinstance(exc, EntryProblem) else f" on dataset {c['dataset']['label']!r}"
+    return f"method {c['method']['name']!r} ({where}){on}: {message}"
 
 
 def _check_methods(tasks: list[Task], classes: dict[str, type[IntervalMethod]], problems: dict[str, None]) -> None:
@@ -344,17 +374,21 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             notes[f"dataset {label!r} has {problem.test.n} test sequence(s): its joint coverage moves in steps of "
                   f"{100 / problem.test.n:.3g} points and says little (COVID-19 has 80); give more sequences or a "
                   "larger test share"] = None
+        runnable = [tasks[i] for i in indices if tasks[i].config["method"]["name"] in classes]  # others noted
+        wrong = [t for t in runnable if json.dumps(t.config["protocol"], sort_keys=True) in wrong_protocols]
+        _check_methods(wrong, classes, problems)
+        schedules = _schedules([t for t in runnable if t not in wrong], problem, classes, problems) \
+            if isinstance(problem, SeriesProblem) else {}
         for i in indices:
             c = tasks[i].config
             cls = classes.get(c["method"]["name"])
-            if cls is None:
+            protocol = json.dumps(c["protocol"], sort_keys=True)
+            if cls is None or protocol in wrong_protocols or (isinstance(problem, SeriesProblem) and
+                                                                protocol not in schedules):
                 continue  # its problem is noted
             task = tasks[i]
-            if json.dumps(c["protocol"], sort_keys=True) in wrong_protocols:
-                _check_methods([task], classes, problems)
-                continue
             try:
-                steps, fits = _check_task(task, problem, cls)
+                steps, fits = _check_task(task, problem, cls, schedules.get(protocol))
             except NotApplicable as exc:
                 not_applicable[f"method {c['method']['name']!r} left out on dataset {label!r}: {_message(exc)}"] = None
                 continue

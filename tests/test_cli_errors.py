@@ -139,13 +139,15 @@ def test_the_protocol_dataset_and_methods_are_checked_in_one_go_even_where_the_d
                                              "no parameter(s) ['gama']", "lags='many': give an order >= 1"))
 
 
-def each_said_once(suite: Path, tmp_path: Path, capsys, texts) -> None:
-    """Run ``suite``: refused before any work (exit 2, no folder, no traceback), each of ``texts`` said once."""
+def each_said_once(suite: Path, tmp_path: Path, capsys, texts) -> str:
+    """Run ``suite``: refused before any work (exit 2, no folder, no traceback), each of ``texts`` said once;
+    the error."""
     code = main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err and not (tmp_path / "r").exists()
     for text in texts:
         assert err.count(text) == 1, (text, err)
+    return err
 
 
 def test_two_entries_of_a_method_in_one_table_row_are_refused_naming_what_differs(tmp_path, capsys):
@@ -463,3 +465,18 @@ def test_with_quick_an_entry_keeps_the_number_the_file_gives_it(tmp_path, capsys
     from pibench.benchmarks.tiny_suite import tiny_suite, to_toml
 
     assert "_method_entry_numbers" not in to_toml(tiny_suite(str(suite)))  # load_suite's note, no key of a file
+
+
+def test_a_window_the_series_cannot_hold_is_one_problem_for_every_method_entry_that_uses_it(tmp_path, capsys):
+    """A window longer than one dataset's training span was said once per method, the same line four times;
+    it is one line naming the entries. A method's own problem on that dataset is still listed, once for both
+    datasets, as it was said once per dataset."""
+    suite = suite_with(tmp_path, 'name = "ar"\nparams = { n_train = 150, n_test = 200 }\n[[datasets]]\nname = "nlar"',
+                       'name = "aci"\n[[methods]]\nname = "autoreg"\n[[methods]]\nname = "oracle"\n'
+                       '[[methods]]\nname = "nexcp"\nparams = { decay = 1.5 }')
+    err = each_said_once(suite, tmp_path, capsys, (
+        "(method 'aci' of [[methods]] entry 1, method 'autoreg' of [[methods]] entry 2, method 'oracle' of "
+        "[[methods]] entry 3, method 'nexcp' of [[methods]] entry 4 on dataset 'ar'): window=200 must be between 1 "
+        "and the 150 training steps of 'ar'",
+        "method 'nexcp' (default; [[methods]] entry 4): decay=1.5 must lie in (0, 1]"))
+    assert "training steps of 'nlar'" not in err and err.count("\n") == 3  # (nlar's span holds the window)
