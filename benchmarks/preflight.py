@@ -260,6 +260,7 @@ def _about_task(task: Task, exc: Exception) -> str:
     the method lacks) is the same line for every setting and dataset of the entry, and one of the setting
     whatever the data (:class:`EntryProblem`) for every dataset."""
     c, message = task.config, _message(exc)
+    message = message.removeprefix(f"{c['method']['name']}: ")  # (the entry's label names it: "aci: parameter ...")
     named = f"method {c['method']['name']!r} "
     if message.startswith(named):
         return f"{named}({task.entry}) {message[len(named):]}" if task.entry else message

@@ -469,14 +469,15 @@ def test_with_quick_an_entry_keeps_the_number_the_file_gives_it(tmp_path, capsys
 
 def test_a_window_the_series_cannot_hold_is_one_problem_for_every_method_entry_that_uses_it(tmp_path, capsys):
     """A window longer than one dataset's training span was said once per method, the same line four times;
-    it is one line naming the entries. A method's own problem on that dataset is still listed, once for both
-    datasets, as it was said once per dataset."""
+    it is one line naming the entries. A method's own problems on that dataset are still listed, once for both
+    datasets, as they were said once per dataset (and "aci: parameter ..." named aci twice)."""
     suite = suite_with(tmp_path, 'name = "ar"\nparams = { n_train = 150, n_test = 200 }\n[[datasets]]\nname = "nlar"',
-                       'name = "aci"\n[[methods]]\nname = "autoreg"\n[[methods]]\nname = "oracle"\n'
-                       '[[methods]]\nname = "nexcp"\nparams = { decay = 1.5 }')
+                       'name = "aci"\nparams = { gamma = "big" }\n[[methods]]\nname = "autoreg"\n'
+                       '[[methods]]\nname = "oracle"\n[[methods]]\nname = "nexcp"\nparams = { decay = 1.5 }')
     err = each_said_once(suite, tmp_path, capsys, (
         "(method 'aci' of [[methods]] entry 1, method 'autoreg' of [[methods]] entry 2, method 'oracle' of "
         "[[methods]] entry 3, method 'nexcp' of [[methods]] entry 4 on dataset 'ar'): window=200 must be between 1 "
         "and the 150 training steps of 'ar'",
-        "method 'nexcp' (default; [[methods]] entry 4): decay=1.5 must lie in (0, 1]"))
-    assert "training steps of 'nlar'" not in err and err.count("\n") == 3  # (nlar's span holds the window)
+        "method 'nexcp' (default; [[methods]] entry 4): decay=1.5 must lie in (0, 1]",
+        "method 'aci' (default; [[methods]] entry 1): parameter gamma='big' must be float"))
+    assert "training steps of 'nlar'" not in err and err.count("\n") == 4  # (nlar's span holds the window)
