@@ -146,6 +146,28 @@ def task_problem(task: Task, data_dir: str | None) -> LoadedData:
     return loaded
 
 
+#: How to change a problem's arrays without changing every task's: what a method that tried is told.
+COPY_THE_DATA = ("the data a method is given are read-only, shared by the tasks a worker runs: copy what you change "
+                 "(y = data.y.copy()); torch.as_tensor and torch.from_numpy share the array's memory, torch.tensor "
+                 "copies it")
+
+
+class DataChanged(ValueError):
+    """A method changed the data it was given in place."""
+
+
+def check_data_untouched(task: Task, problem: Problem) -> None:
+    """Raise :class:`DataChanged` if ``problem`` no longer has the fingerprint ``task`` was bound to: its method changed
+    the arrays it was given in place (behind their read-only flag: a torch tensor sharing their memory, a
+    ``setflags(write=True)``). The worker's cached copy is dropped, so the tasks after it load the data again."""
+    now = problem_fingerprint(problem)
+    if now != task.bound_identity["data"]:
+        _cached_problem.cache_clear()
+        raise DataChanged(f"method {task.config['method']['name']!r} changed the data it was given in place "
+                         f"(fingerprint {task.bound_identity['data']}, after the task {now}), so its numbers are "
+                         f"not stored; {COPY_THE_DATA}.")
+
+
 def _message(exc: Exception) -> str:
     text = str(exc).strip() or "(no message)"
     return text if isinstance(exc, ValueError) else f"{type(exc).__name__}: {text}"

@@ -39,7 +39,16 @@ from pibench.benchmarks.forecast_stage import (
     plan_for,
     write_chunk,
 )
-from pibench.benchmarks.preflight import LONG_RUN_NOTE, prepare_tasks, task_method, task_method_class, task_problem
+from pibench.benchmarks.preflight import (
+    COPY_THE_DATA,
+    LONG_RUN_NOTE,
+    DataChanged,
+    check_data_untouched,
+    prepare_tasks,
+    task_method,
+    task_method_class,
+    task_problem,
+)
 from pibench.benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
 from pibench.benchmarks.provenance import code_version, identity_change, provenance
 from pibench.benchmarks.store import ResultsStore, check_results_dir, row_of
@@ -137,7 +146,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         "started_at": datetime.now(UTC).isoformat(timespec="milliseconds"), **provenance(),
         "device": device, "threads": threads, **({"cell": cell} if cell else {}),
     }
-    predictions = None
+    predictions, problem = None, None
     tic = time.perf_counter()
     try:
         if record["code_version"] != identity["code"]:
@@ -165,6 +174,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
                 out = run_series(problem, method, **c["protocol"])
             else:
                 out = run_set(problem, method)
+        check_data_untouched(task, problem)
         volatility = None
         if isinstance(problem, SeriesProblem):
             volatility, record["volatility_source"] = volatility_of_test_steps(problem, problem.test_start + len(out.y))
@@ -180,7 +190,13 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)
     except Exception as exc:  # recorded, so that one failing task does not stop the others
-        record.update(status="error", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+        hint = f" ({COPY_THE_DATA})" if isinstance(exc, ValueError) and "read-only" in str(exc) else ""
+        try:
+            if problem is not None and not isinstance(exc, DataChanged):  # failed after changing the data?
+                check_data_untouched(task, problem)  # (then the next task loads it anew)
+        except DataChanged as changed:
+            hint += f"; and {changed}"
+        record.update(status="error", error=f"{type(exc).__name__}: {exc}{hint}", traceback=traceback.format_exc())
     record["wall_seconds"] = time.perf_counter() - tic
     ResultsStore(results_dir).write(task.task_id, record, predictions)
     return record

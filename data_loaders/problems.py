@@ -16,6 +16,15 @@ import numpy as np
 from pibench.data_loaders.validation import check_finite
 
 
+def read_only(array: np.ndarray) -> np.ndarray:
+    """A view of ``array`` that cannot be written: a problem's arrays are shared by every task a worker runs
+    on it (and their windows are views of them), so a method that changed one in place would change the data
+    of the tasks after it, and the targets its own predictions are scored on. Writing raises ValueError."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
 @dataclass(frozen=True)
 class SeriesData:
     """A contiguous slice of a series problem, as a method sees it.
@@ -40,6 +49,7 @@ class SeriesProblem:
 
     y: (n, G) float targets; X: (n, G, p) float covariates (for a series without
     covariates, its own lags); time: (n,) labels of the steps; groups: G names.
+    The arrays are read-only (:func:`read_only`), and so are the windows a method is given.
     """
 
     name: str
@@ -81,10 +91,10 @@ class SeriesProblem:
         time = np.arange(n) if self.time is None else np.asarray(self.time)
         if time.shape != (n,):
             raise ValueError(f"{self.name}: time has shape {time.shape}, expected ({n},).")
-        object.__setattr__(self, "y", y)
-        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", read_only(y))
+        object.__setattr__(self, "X", read_only(X))
         object.__setattr__(self, "groups", groups)
-        object.__setattr__(self, "time", time)
+        object.__setattr__(self, "time", read_only(time))
 
     @property
     def n_steps(self) -> int:
@@ -110,7 +120,7 @@ class SeriesProblem:
 
 @dataclass(frozen=True)
 class SetData:
-    """Exchangeable sequences: x (n, T, d) inputs, y (n, H) targets.
+    """Exchangeable sequences: x (n, T, d) inputs, y (n, H) targets, read-only (:func:`read_only`).
 
     Inputs of different lengths (MIMIC's visits) are padded at the end with NaN:
     row i holds ``lengths[i]`` >= 1 observed steps, then whole steps of NaN.
@@ -137,8 +147,8 @@ class SetData:
             row = int(np.flatnonzero(padding[:, 0] | (np.diff(padding.astype(np.int8), axis=1) < 0).any(1))[0])
             raise ValueError(f"set inputs x: row {row} has NaN padding before an observed step; pad shorter "
                              "sequences at the end only, and give each at least one observed step.")
-        object.__setattr__(self, "x", x)
-        object.__setattr__(self, "y", y)
+        object.__setattr__(self, "x", read_only(x))
+        object.__setattr__(self, "y", read_only(y))
 
     @property
     def n(self) -> int:

@@ -26,6 +26,11 @@ only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
 
 A method that serves both shapes says ``shape = "any"`` (the oracle).
 
+The arrays a method is given are read-only views of the problem that every task of
+a worker shares: copy what you change (``y = data.y.copy()``; ``torch.tensor``
+copies, ``torch.as_tensor`` shares). A task whose method changed them anyway
+fails, and the tasks after it load the data again.
+
 Every answer is checked as it comes: its arrays have the shape of the targets
 asked for, and no lower bound lies above its upper one (an empty interval is
 lower == upper == point), unless the class sets ``may_cross = True`` (quantiles

@@ -141,8 +141,9 @@ def test_a_cell_that_cannot_train_as_one_says_why(monkeypatch):
     from pibench.methods.pa import lstm_method
 
     train, calibration = _set(0, 120), _set(1, 60)
-    padded = SetData(x=train.x.copy(), y=train.y)
-    padded.x[0, -2:] = np.nan
+    x = train.x.copy()
+    x[0, -2:] = np.nan
+    padded = SetData(x=x, y=train.y)
     with pytest.raises(ValueError, match="padded sequences"):
         lstm_method.PALSTM.fit_together([get_method("pa_lstm")(random_state=s, **PARAMS) for s in range(2)],
                                         [(padded, calibration)] * 2)

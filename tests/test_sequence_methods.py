@@ -70,8 +70,8 @@ def test_pinball_loss_and_its_gradient():
 
 def test_training_is_deterministic_given_the_seed():
     problem = seasonal_ar_sets(n_train=200, n_calibration=10, n_test=10, horizon=3, input_length=12, seed=1)
-    x = torch.as_tensor(problem.train.x, dtype=torch.float32)
-    y = torch.as_tensor(problem.train.y, dtype=torch.float32)
+    x = torch.tensor(problem.train.x, dtype=torch.float32)
+    y = torch.tensor(problem.train.y, dtype=torch.float32)
 
     def trained(seed):
         torch.manual_seed(seed)
