@@ -43,11 +43,12 @@ def set_run(suite, dataset, method, seed, half_width, n=200, horizon=4):
     rng = np.random.default_rng(seed + 100 * len(method))
     y = rng.normal(size=(n, horizon)) * np.arange(1, horizon + 1)  # noise grows with the horizon
     lower, upper = -half_width * np.ones_like(y), half_width * np.ones_like(y)
-    metrics = set_metrics(y, lower, upper, ALPHA, default_cap(-10, 10))
+    cap = default_cap(-10, 10)
+    metrics = set_metrics(y, lower, upper, ALPHA, cap)
     task_id = f"{suite}-{dataset}-{method}-{seed}"
     record = {"task_id": task_id, "suite": suite, "dataset": dataset, "method": method, "setting": "LSTM-20",
               "seed": seed, "status": "ok", "alpha": ALPHA, "identity": {"code": "c"}, "config": {"protocol": {}},
-              **metrics}
+              "length_cap": list(cap), **metrics}
     frame = pd.DataFrame({"item": np.repeat(np.arange(n), horizon), "horizon": np.tile(np.arange(1, horizon + 1), n),
                           "y": y.ravel(), "lower": lower.ravel(), "upper": upper.ravel(), "point": 0.0})
     return record, frame
@@ -239,6 +240,23 @@ def test_sets_figure_draws_widths_apart_by_orders_of_magnitude_on_a_log_scale():
                           "sets", "covid")
         assert axes_of(fig)[1].get_yscale() == scale
         close(fig)
+
+
+def test_sets_figure_draws_infinite_intervals_at_the_tables_cap_and_rings_them():
+    """A method infinite at horizon 1 on half the sequences: its width line began at horizon 2 and the infinite
+    maximum turned the axis to a log scale; it is drawn with the upper bound at the record's cap (30, so
+    30 - (-6) = 36 wide), as the tables' mean length counts it, ringed, and the axis stays linear."""
+    record, frame = set_run("sets", "covid", "cfrnn", 0, 6.0)
+    first = frame["horizon"] == 1
+    frame.loc[first & (frame["item"] % 2 == 0), "upper"] = np.inf
+    fig = sets_figure(stored([(record, frame), set_run("sets", "covid", "dprnn", 0, 4.0)]), "sets", "covid")
+    width_ax = axes_of(fig)[1]
+    widths = next(line for line in width_ax.get_lines() if line.get_color() == method_colour("cfrnn")).get_ydata()
+    np.testing.assert_allclose(widths, [(36.0 + 12.0) / 2, 12.0, 12.0, 12.0])
+    (rings,) = width_ax.collections
+    np.testing.assert_allclose(rings.get_offsets(), [[1, 24.0]])
+    assert width_ax.get_yscale() == "linear" and "ringed: infinite intervals" in width_ax.get_title()
+    close(fig)
 
 
 def test_sets_figure_targets_come_from_the_records_and_horizons_are_whole_numbers():

@@ -16,6 +16,7 @@ from pibench.reports.figures.style import (
     new_figure,
     setting_style,
 )
+from pibench.reports.metrics import cap_bounds
 
 #: The nominal (joint) level, in both panels that show it: dotted, apart from the dashed per-horizon target.
 JOINT_NOMINAL_STYLE: LineKwargs = {**NOMINAL_STYLE, "linestyle": ":", "linewidth": 1.4}
@@ -43,6 +44,8 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     Each coverage panel carries its own target, alpha from the records and H the length of their
     per-horizon coverage: the per-horizon panel the Bonferroni per-horizon level 100 (1 - alpha/H)
     (dashed; the nominal 100 (1 - alpha) faint beside it), the joint panel the nominal 100 (1 - alpha).
+    Widths are those of the tables, infinite bounds at the record's cap (``length_cap``); a horizon with
+    infinite intervals is ringed.
     """
     records = [r for r in results.records if r.get("status") == "ok" and r["suite"] == suite
                and r["dataset"] == dataset and "per_horizon_coverage" in r]
@@ -53,10 +56,15 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     per_horizon, joint = [], []
     for r in records:
         p = results.predictions(r["task_id"])
-        width = (p["upper"] - p["lower"]).groupby(p["horizon"]).mean()
-        for h, (cov, w) in enumerate(zip(r["per_horizon_coverage"], width.to_numpy()), start=1):
+        lower, upper = (p["lower"].to_numpy(float), p["upper"].to_numpy(float))
+        if "length_cap" in r:
+            lower, upper = cap_bounds(lower, upper, tuple(r["length_cap"]))
+        by_horizon = pd.DataFrame({"width": upper - lower, "infinite": ~np.isfinite(p["lower"].to_numpy(float))
+                                   | ~np.isfinite(p["upper"].to_numpy(float))}).groupby(p["horizon"].to_numpy())
+        width, infinite = by_horizon["width"].mean().to_numpy(), by_horizon["infinite"].sum().to_numpy()
+        for h, (cov, w, n) in enumerate(zip(r["per_horizon_coverage"], width, infinite), start=1):
             per_horizon.append({"method": r["method"], "setting": r["setting"], "seed": r["seed"], "horizon": h,
-                                "coverage": 100 * cov, "width": w})
+                                "coverage": 100 * cov, "width": w, "infinite": int(n)})
         joint.append({"method": r["method"], "setting": r["setting"], "seed": r["seed"],
                       "joint": 100 * r["joint_coverage"]})
     per_horizon, joint = pd.DataFrame(per_horizon), pd.DataFrame(joint)
@@ -71,6 +79,10 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
         style = styles[method].line(setting_style(method, setting, per_horizon), markersize=3)
         cov_ax.plot(mean.index, mean["coverage"], label=label, **style)
         width_ax.plot(mean.index, mean["width"], label=label, **style)
+        ringed = part.groupby("horizon")["infinite"].sum().to_numpy() > 0
+        if ringed.any():  # capped as in the tables: say where
+            width_ax.scatter(mean.index[ringed], mean["width"][ringed], s=70, facecolors="none",
+                             edgecolors=styles[method].colour, linewidths=1.2, zorder=4)
         labels.append(((method, setting), label))
     nominals = [100 * (1 - a) for a in alphas]
     for alpha in alphas:
@@ -81,8 +93,9 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     for level in nominals:
         cov_ax.axhline(level, **JOINT_NOMINAL_STYLE, zorder=0, label=f"nominal (joint) 1 - alpha = {level:g}%")
     cov_ax.set(xlabel="horizon (steps ahead)", ylabel="coverage (%)", title="coverage per horizon (seed mean)")
+    capped = "\n(ringed: infinite intervals, at the tables' cap)" if per_horizon["infinite"].any() else ""
     width_ax.set(xlabel="horizon (steps ahead)", ylabel="interval width (target units)",
-                 title="width per horizon (seed mean)")
+                 title=f"width per horizon (seed mean){capped}")
     for ax in (cov_ax, width_ax):
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     widths = per_horizon["width"].to_numpy(float)
@@ -98,6 +111,7 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
                       alpha=0.6, capsize=3)
         joint_ax.scatter(values, np.full(len(values), i), color=look.colour, marker=look.marker, s=14, zorder=3)
     joint_ax.set_yticks(rows, [label for _, label in labels], fontsize=7)
+    joint_ax.set_ylim(-1.0, len(labels))  # a lone bar not stretched over the whole panel
     for level in nominals:
         joint_ax.axvline(level, **JOINT_NOMINAL_STYLE, zorder=0)
     joint_ax.set_xlim(0.0, 100.5)  # bars from 0: a cut axis would stretch their differences
