@@ -556,6 +556,12 @@ def build_tasks(
     dataset_entries = list(suite["datasets"])
     if datasets:  # an entry's label picks that entry; a name no entry uses as a label, every entry of it
         labelled = {d.get("label", d["name"]) for d in dataset_entries}
+        for text in datasets:
+            if text not in labelled and text not in DATASETS and not text.startswith("csv:"):
+                raise ValueError(f"unknown dataset {text!r}.{did_you_mean(text, sorted(labelled) + list(DATASETS))} "
+                                 f"It is neither a label of suite {suite['name']!r} "
+                                 f"({', '.join(map(repr, sorted(labelled)))}) nor a dataset: {', '.join(DATASETS)} "
+                                 "(or csv:PATH:TARGET); `pibench list` describes them.")
         parsed = [(text, *parse_dataset_arg(text)) for text in datasets if text not in labelled]
         names = {d["name"] for d in dataset_entries}
         dataset_entries = [d for d in dataset_entries if d.get("label", d["name"]) in datasets

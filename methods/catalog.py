@@ -99,6 +99,7 @@ def get_method(name: str) -> type[IntervalMethod]:
     if name not in known:
         raise ValueError(
             f"unknown method {name!r}.{did_you_mean(name, known)} Available: {', '.join(known)}. "
-            "Run `pibench list` to see methods, datasets and suites."
+            "Run `pibench list` to see methods, datasets and suites. A method of your own is known once the file "
+            "that registers it is imported: pibench run --plugin FILE.py (in Python, import it or run its cell)."
         )
     return known[name]

@@ -103,6 +103,8 @@ def test_list_shows_methods_datasets_and_suites(capsys):
     (["run", "--datasets", "csv:only-a-path"], "csv:PATH:TARGET"),
     (["run", "--methods", "acii"], "unknown method 'acii'. Did you mean 'aci'?"),
     (["run", "--datasets", "arr"], "unknown dataset 'arr'. Did you mean 'ar'?"),
+    (["run", "--methods", "naive_band"], "A method of your own is known once the file that registers it is "
+                                         "imported: pibench run --plugin FILE.py"),
     (["run", "--suite", "defualt"], "nor an existing TOML file. Did you mean 'default'?"),
 ])
 def test_user_errors_are_one_clear_line(argv, message, tmp_path, capsys):

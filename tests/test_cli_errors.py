@@ -481,3 +481,11 @@ def test_a_window_the_series_cannot_hold_is_one_problem_for_every_method_entry_t
         "method 'nexcp' (default; [[methods]] entry 4): decay=1.5 must lie in (0, 1]",
         "method 'aci' (default; [[methods]] entry 1): parameter gamma='big' must be float"))
     assert "training steps of 'nlar'" not in err and err.count("\n") == 4  # (nlar's span holds the window)
+
+
+def test_a_misspelt_suite_label_in_datasets_gets_the_label(tmp_path, capsys):
+    """--datasets min, where the suite labels its entry 'mine': the error listed the dataset names only."""
+    suite = suite_with(tmp_path, 'name = "ar"\nlabel = "mine"')
+    err = one_line_error(capsys, main(["run", "--suite", str(suite), "--datasets", "min", "--results-dir",
+                                       str(tmp_path / "r")]))
+    assert "unknown dataset 'min'. Did you mean 'mine'? It is neither a label of suite 'case' ('mine')" in err

@@ -4,6 +4,7 @@ defined in ``__main__`` runs in workers; and the run says what it left out, what
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -388,12 +389,15 @@ def test_a_bad_suite_file_lists_every_problem(tmp_path):
     ({"progress": "bar"}, "progress='bar' must be True, False or 'lines'"),
     ({"results_dir": None}, "results_dir=None must be a folder path"),
     ({"suite": ""}, "is not a suite"),
+    ({"jobs": 0}, "jobs=0 must be a whole number >= 1"),  # (it said n_jobs, the runner's name)
+    ({"threads": 1.5}, "threads=1.5 must be a whole number >= 1"),
+    ({"suite": "fesp", "datasets": ["fsp"]}, "unknown dataset 'fsp'. Did you mean 'fesp'? It is neither a label "
+                                             "of suite 'fesp' ('fesp') nor a dataset"),
 ])
 def test_run_checks_its_arguments_before_any_work(tmp_path, kwargs, message):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
-                           .replace("]", r"\]")):
+        with pytest.raises(ValueError, match=re.escape(message)):
             run(**{"results_dir": tmp_path / "r", **kwargs})
     assert not (tmp_path / "r").exists()
 
