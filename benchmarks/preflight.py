@@ -329,6 +329,28 @@ def _who(tasks: list[Task]) -> str:
     return f"{', '.join(methods)} on dataset{'s' if len(datasets) > 1 else ''} {', '.join(datasets)}"
 
 
+def _few_units_note(label: str, problem: SetProblem) -> list[str]:
+    """A line for a sets dataset with fewer than :data:`FEW_TEST_SEQUENCES` test sequences, or test groups
+    where its sequences come in groups (the statistics' units)."""
+    n = problem.test.n
+    groups = None if problem.test_clusters is None else len(set(problem.test_clusters))
+    if n >= FEW_TEST_SEQUENCES and (groups is None or groups >= FEW_TEST_SEQUENCES):
+        return []
+    if n < FEW_TEST_SEQUENCES:
+        return [f"dataset {label!r} has {n} test sequence(s): its joint coverage moves in steps of {100 / n:.3g} "
+                "points and says little (COVID-19 has 80); give more sequences or a larger test share"]
+    return [f"dataset {label!r} has {n} test sequences in {groups} group(s), which its intervals, tests and MCS "
+            "count as units: they say little; give more groups or a larger test share"]
+
+
+def _same_split_notes(fingerprints: dict[str, list[str]]) -> list[str]:
+    """A line for each sets dataset (label -> the fingerprints of its seeds' data) whose seeds all gave one
+    dataset: a ``split_column`` fixes its split (a seed pinned in the suite is noted with the suite)."""
+    return [f"dataset {label!r}: its {len(prints)} seeds give the same sequences and split (its split is fixed, "
+            "e.g. by a split_column): only the methods' seeds differ"
+            for label, prints in fingerprints.items() if len(prints) > 1 and len(set(prints)) == 1]
+
+
 class Prepared(NamedTuple):
     """The runnable tasks, bound; and one line per thing left out or done on the way: an optional dataset
     whose file is absent, a method that cannot serve a dataset, a plugin imported again."""
@@ -372,6 +394,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     plugins = {name: method_code_identity(cls) for name, cls in classes.items()}
     bound: dict[int, Task] = {}
     code = code_version()
+    set_prints: dict[str, list[str]] = {}  # a sets dataset's label -> the fingerprints of its seeds' data
     by_dataset: dict[tuple, list[int]] = {}
     for i, task in enumerate(tasks):
         d = task.config["dataset"]
@@ -393,10 +416,10 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             notes[f"dataset {label!r}: {unpublished}"] = None
         for note in problem.metadata.get("notes", []):  # what a loader found worth saying (a CSV's gaps)
             notes[f"dataset {label!r}: {note}"] = None
-        if isinstance(problem, SetProblem) and problem.test.n < FEW_TEST_SEQUENCES:
-            notes[f"dataset {label!r} has {problem.test.n} test sequence(s): its joint coverage moves in steps of "
-                  f"{100 / problem.test.n:.3g} points and says little (COVID-19 has 80); give more sequences or a "
-                  "larger test share"] = None
+        if isinstance(problem, SetProblem):
+            notes.update(dict.fromkeys(_few_units_note(label, problem)))
+            if not {"seed", "replicate"} & set(tasks[indices[0]].config["dataset"]["params"]):
+                set_prints.setdefault(label, []).append(fingerprint)
         runnable = [tasks[i] for i in indices if tasks[i].config["method"]["name"] in classes]  # others noted
         wrong = [t for t in runnable if json.dumps(t.config["protocol"], sort_keys=True) in wrong_protocols]
         _check_methods(wrong, classes, problems)
@@ -430,6 +453,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             if plugin:
                 identity["plugin"] = plugin
             bound[i] = task.bound(identity, shipped[c["method"]["name"]])
+    notes.update(dict.fromkeys(_same_split_notes(set_prints)))
     if not problems and not bound and not_applicable:
         problems.update(dict.fromkeys(f"nothing left to run: {line}" for line in not_applicable))
     if problems:

@@ -6,7 +6,8 @@ Each sequence is its rows ordered by step. :func:`csv_sets_problem` keeps the la
 calibration / test, in one of three ways:
 
 * at random (default): a ``RandomState(replicate)`` permutation, ``calibration_fraction``
-  and ``test_fraction`` of the sequences (0.2 each), the rest train;
+  and ``test_fraction`` of the sequences (0.2 each), the rest train; with ``group_column``,
+  of the groups, each group whole in one part;
 * ``split_column``: a column of the file naming each sequence's part (``train``,
   ``calibration`` or ``test``, the same on all its rows); every seed sees the same split;
 * ``test_ids``: a file of the test sequences' ids (one per line, or a CSV with the
@@ -15,7 +16,8 @@ calibration / test, in one of three ways:
 
 ``group_column``: a column naming the group each sequence belongs to (a patient with
 several sequences, the channels of one recording), the same on all its rows: sequences
-of a group move together, so the statistics resample and count whole groups
+of a group move together, so a random split keeps each group whole (``test_ids`` and
+``split_column`` split as they say), and the statistics resample and count whole groups
 (:attr:`~pibench.data_loaders.problems.SetProblem.test_clusters`).
 
 The test sequences' ids travel with the problem, so stored predictions name them.
@@ -171,8 +173,9 @@ def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path)
     return chosen
 
 
-def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test_fraction: float | None):
-    """(train, calibration, test) index arrays of a ``RandomState(replicate)`` permutation of n
+def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test_fraction: float | None,
+                       unit: str = "sequences"):
+    """(train, calibration, test) index arrays of a ``RandomState(replicate)`` permutation of n ``unit``
     (``test_fraction`` None: no test part)."""
     test = 0.0 if test_fraction is None else test_fraction
     if not (0 < calibration_fraction < 1 and (test_fraction is None or 0 < test < 1)
@@ -182,9 +185,27 @@ def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test
     perm = np.random.RandomState(int(replicate)).permutation(n)
     n_cal, n_test = int(round(calibration_fraction * n)), int(round(test * n))
     if min(n_cal, n - n_cal - n_test) < 1 or (test_fraction is not None and n_test < 1):
-        raise ValueError(f"{n} sequences are too few to split into train, calibration and test parts.")
+        raise ValueError(f"{n} {unit} are too few to split into train, calibration and test parts.")
     n_train = n - n_cal - n_test
     return perm[:n_train], perm[n_train:n_train + n_cal], perm[n_train + n_cal:]
+
+
+def split_whole_groups(groups: np.ndarray, replicate: int, calibration_fraction: float,
+                       test_fraction: float | None) -> tuple[np.ndarray, ...]:
+    """(train, calibration, test) index arrays of the sequences whose ``groups`` (n,) labels they hold, each
+    group whole in one part: the groups (sorted) split as :func:`split_by_replicate` splits sequences, so a
+    patient's sequences are never both trained on and tested."""
+    names, codes = np.unique(np.asarray(groups).astype(str), return_inverse=True)
+    parts = split_by_replicate(len(names), replicate, calibration_fraction, test_fraction, unit="groups")
+    return tuple(np.flatnonzero(np.isin(codes, part)) for part in parts)
+
+
+def _random_split(n: int, groups: np.ndarray | None, replicate: int, calibration_fraction: float,
+                  test_fraction: float | None) -> tuple[np.ndarray, ...]:
+    """:func:`split_whole_groups` where the sequences come in groups, else :func:`split_by_replicate`."""
+    if groups is None:
+        return split_by_replicate(n, replicate, calibration_fraction, test_fraction)
+    return split_whole_groups(groups, replicate, calibration_fraction, test_fraction)
 
 
 def csv_sets_problem(
@@ -224,11 +245,12 @@ def csv_sets_problem(
     elif test_ids:
         test = _read_test_ids(Path(test_ids), id_column, ids, Path(path))
         rest = np.setdiff1d(np.arange(len(values)), test)
-        train, calibration, _ = split_by_replicate(len(rest), replicate, calibration_fraction, None)
+        train, calibration, _ = _random_split(len(rest), None if groups is None else np.asarray(groups)[rest],
+                                              replicate, calibration_fraction, None)
         train, calibration = rest[train], rest[calibration]
     else:
-        train, calibration, test = split_by_replicate(len(values), replicate, calibration_fraction,
-                                                      0.2 if test_fraction is None else test_fraction)
+        train, calibration, test = _random_split(len(values), groups, replicate, calibration_fraction,
+                                                 0.2 if test_fraction is None else test_fraction)
     return SetProblem.from_indices(f"csv_sets:{Path(path).name}", values[:, :input_length, None],
                                    values[:, input_length:], train, calibration, test,
                                    metadata={"source": str(path), **({"test_ids": test_ids} if test_ids else {}),

@@ -218,13 +218,16 @@ def _seed_means(rows: pd.DataFrame, metrics: list[str], statistics: pd.DataFrame
 def statistics_note(series: bool, sets: bool) -> str:
     """The footnote of the tables with statistics, naming the tests of the kinds of rows shown."""
     units = [u for u, shown in (("test steps by the stationary block bootstrap, whole steps of a panel together",
-                                 series), ("test sequences one by one, EEG's 64 channels of a trial together", sets))
+                                 series), ("test sequences one by one, or a dataset's groups whole: EEG's 64 "
+                                           "channels of a trial, csv_sets' group_column", sets))
              if shown]
     tests = [t for t, shown in (("p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence "
                                  "and conditional coverage tests (counts pooled over series and seeds, a time step's "
                                  "misses one cluster: each statistic divided by its design effect, Rao & Scott)",
                                  series),
-                                ("p joint: binomial test of joint coverage (a sequence's seeds one cluster)", sets))
+                                ("p joint: binomial test of joint coverage (a sequence's seeds one cluster; the "
+                                 "sets oracle's Bonferroni band covers more than 1 - alpha by design, so its test "
+                                 "may reject)", sets))
              if shown]
     score = "the interval score" + (" (sets: per horizon at level alpha / H, Bonferroni's)" if sets else "")
     return (f"_A row over several seeds shows their means (counts rounded: n_infinite and n_test are per seed). "

@@ -290,6 +290,43 @@ def test_csv_sets_groups_its_sequences_by_a_column(tmp_path):
         csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient")
 
 
+def test_csv_sets_random_split_keeps_each_group_whole(tmp_path):
+    """30 patients of 4 sequences: the random split put a patient's sequences in train and test alike (28 of 30
+    groups had test sequences); now each patient is in one part, the fractions counting patients (6 test, 6
+    calibration, 18 train), other replicates other patients; the rest of a test_ids split is split likewise."""
+    path = _long_file(tmp_path / "s.csv", [12] * 120)
+    frame = pd.read_csv(path)
+    frame["patient"] = "pt" + (frame["id"].str[1:].astype(int) // 4).astype(str)
+    frame.to_csv(path, index=False)
+    names = [f"p{i}" for i in range(120)]
+    by_tail = dict(zip(_tails(path, names), names))  # a sequence's last 9 values name it
+
+    def parts(p) -> dict[str, list[str]]:
+        return {name: [by_tail[tuple(row)] for row in np.concatenate([getattr(p, name).x[:, :, 0],
+                                                                      getattr(p, name).y], axis=1)]
+                for name in ("train", "calibration", "test")}
+
+    def patients(ids) -> set[str]:
+        return {f"pt{int(i[1:]) // 4}" for i in ids}
+
+    tests = []
+    for replicate in (0, 1):
+        p = csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient", replicate=replicate)
+        ids = parts(p)
+        assert ids["test"] == list(p.test_ids)
+        groups = {name: patients(part) for name, part in ids.items()}
+        assert [len(g) for g in groups.values()] == [18, 6, 6] and [len(i) for i in ids.values()] == [72, 24, 24]
+        assert not (groups["train"] & groups["test"] or groups["train"] & groups["calibration"]
+                    or groups["calibration"] & groups["test"])
+        tests.append(groups["test"])
+    assert tests[0] != tests[1]
+    (tmp_path / "test_ids.txt").write_text("\n".join(names[:8]))  # patients pt0 and pt1
+    ids = parts(csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient",
+                                 test_ids=str(tmp_path / "test_ids.txt")))
+    assert patients(ids["test"]) == {"pt0", "pt1"} and len(patients(ids["calibration"])) == round(0.2 * 28)
+    assert not patients(ids["train"]) & patients(ids["calibration"])
+
+
 def _tails(path: Path, ids) -> list[tuple]:
     """The last 9 values of each named sequence, in the order given (what x and y of a (6, 3) problem hold)."""
     frame = pd.read_csv(path).sort_values(["id", "step"])
@@ -307,6 +344,34 @@ def test_csv_sets_split_column_is_honoured_for_every_seed(tmp_path):
         assert (p.train.n, p.calibration.n, p.test.n) == (11, 5, 4)
         assert list(p.test_ids) == ["p0", "p1", "p2", "p3"]
         assert [tuple(np.r_[x[:, 0], y]) for x, y in zip(p.test.x, p.test.y)] == _tails(path, p.test_ids)
+
+
+def test_a_split_fixed_for_every_seed_or_few_test_groups_get_a_note(tmp_path):
+    """A split_column gave every seed the same data, and "seeds 2" showed without a word; 60 test sequences of
+    6 patients passed as plenty, though the statistics count patients."""
+    from pibench.api import suite_tasks
+    from pibench.benchmarks.preflight import prepare_tasks
+
+    path = _long_file(tmp_path / "s.csv", [12] * 300)
+    frame = pd.read_csv(path)
+    number = frame["id"].str[1:].astype(int)
+    frame.assign(part=np.where(number < 60, "test", np.where(number < 120, "calibration", "train")),
+                 patient="pt" + (number // 10).astype(str)).to_csv(path, index=False)
+
+    def notes(**params) -> list[str]:
+        entry = ", ".join(f'{k} = "{v}"' for k, v in params.items())
+        suite = tmp_path / "suite.toml"
+        suite.write_text(f'seeds = [0, 1]\ndatasets = [{{ name = "csv_sets", label = "mine", params = {{ path = '
+                         f'"{path}", input_length = 6, horizon = 3, {entry} }} }}]\nmethods = [{{ name = "cfrnn" }}]\n')
+        return [n for n in prepare_tasks(suite_tasks(str(suite))[1]).notes if "'mine'" in n]
+
+    assert notes(split_column="part") == ["dataset 'mine': its 2 seeds give the same sequences and split (its "
+                                          "split is fixed, e.g. by a split_column): only the methods' seeds differ"]
+    assert notes(group_column="patient") == ["dataset 'mine' has 60 test sequences in 6 group(s), which its "
+                                             "intervals, tests and MCS count as units: they say little; give more "
+                                             "groups or a larger test share"]
+    assert notes(split_column="part", group_column="patient") == notes(group_column="patient") + notes(
+        split_column="part")
 
 
 def test_csv_sets_split_column_must_be_one_part_per_sequence(tmp_path):
