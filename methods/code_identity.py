@@ -106,16 +106,16 @@ class SourceSnapshot:
 
 
 def source_digest(source: bytes) -> str:
-    """sha256 of a Python file's tokens, comments and blank lines left out, an indent by its place alone: what
-    Python compiles from it (docstrings are in; a file that does not tokenize is read as its bytes). An edit
-    of a comment, a blank line or the spaces in a line is not new code, so it keeps the results of the code
-    it names."""
+    """sha256 of a Python file's tokens, comments and blank lines left out, an indent and a line's end by their
+    place alone: what Python compiles from it (docstrings are in; a file that does not tokenize is read as
+    its bytes). An edit of a comment, a blank line, the spaces in a line or the line endings (CRLF) is not
+    new code, so it keeps the results of the code it names."""
     digest = hashlib.sha256()
     try:
         for token in tokenize.tokenize(io.BytesIO(source).readline):
             if token.type in (tokenize.COMMENT, tokenize.NL):
                 continue
-            text = "" if token.type in (tokenize.INDENT, tokenize.DEDENT) else token.string
+            text = "" if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE) else token.string
             digest.update(f"{tokenize.tok_name[token.type]} {len(text)} {text}\n".encode())
     except (tokenize.TokenError, SyntaxError):  # (an unterminated string, a bad indent, a bad encoding line)
         return hashlib.sha256(source).hexdigest()

@@ -75,6 +75,7 @@ def width(x, scale=2.0):
     ((b"import numpy", b"# mine\nimport numpy"), True),                          # a comment line
     ((b"scale * x\n", b"scale * x  # why\n\n\n"), True),                         # a trailing comment, blank lines
     ((b"scale=2.0", b"scale = 2.0"), True),                                      # spaces in a line
+    ((b"\n", b"\r\n"), True),                                                     # Windows line endings
     ((b"    if x > 0:\n        x = np.sqrt(x)\n    return", b"  if x > 0:\n     x = np.sqrt(x)\n  return"),
      True),                                                                      # other indents, same blocks
     ((b"        x = np.sqrt(x)\n    return", b"        x = np.sqrt(x)\n        return"), False),  # moved into a block
