@@ -21,7 +21,7 @@ from pibench.benchmarks.protocols import SeriesSchedule, check_protocol, series_
 from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.shipping import ship
 from pibench.benchmarks.suite import RUNNER_SET, Task, check_runner_set
-from pibench.data_loaders.fingerprint import problem_fingerprint, sha256_of, source_files
+from pibench.data_loaders.fingerprint import contents_digest, problem_fingerprint, sha256_of, source_files
 from pibench.data_loaders.paths import DATASET_FILES, DataNotFoundError, data_path, unpublished_file_line
 from pibench.data_loaders.problems import Problem, SeriesProblem, SetProblem
 from pibench.data_loaders.registry import load_dataset
@@ -109,18 +109,20 @@ def current_method_class(name: str, notes: dict[str, None]) -> type[IntervalMeth
 
 
 class LoadedData(NamedTuple):
-    """A task's problem, its fingerprint and the {path: sha256} of the files it was read from."""
+    """A task's problem, its fingerprint, the {path: sha256} of the files it was read from, and the
+    :func:`~pibench.data_loaders.fingerprint.contents_digest` it was loaded with."""
 
     problem: Problem
     fingerprint: str
     files: dict[str, str]
+    contents: str
 
 
 @functools.lru_cache(maxsize=4)
 def _cached_problem(name: str, params_json: str, seed: int, replicate: int, data_dir: str | None,
                     expected: str | None) -> LoadedData:
     problem = load_dataset(name, json.loads(params_json), seed=seed, replicate=replicate, data_dir=data_dir)
-    return LoadedData(problem, problem_fingerprint(problem), source_files(problem))
+    return LoadedData(problem, problem_fingerprint(problem), source_files(problem), contents_digest(problem))
 
 
 def load_task_data(task: Task, data_dir: str | None, expected: str | None = None) -> LoadedData:
@@ -156,16 +158,17 @@ class DataChanged(ValueError):
     """A method changed the data it was given in place."""
 
 
-def check_data_untouched(task: Task, problem: Problem) -> None:
-    """Raise :class:`DataChanged` if ``problem`` no longer has the fingerprint ``task`` was bound to: its method changed
-    the arrays it was given in place (behind their read-only flag: a torch tensor sharing their memory, a
-    ``setflags(write=True)``). The worker's cached copy is dropped, so the tasks after it load the data again."""
-    now = problem_fingerprint(problem)
-    if now != task.bound_identity["data"]:
+def check_data_untouched(task: Task, loaded: LoadedData) -> None:
+    """Raise :class:`DataChanged` if the problem ``task`` ran on no longer has the contents it was loaded with
+    (:func:`~pibench.data_loaders.fingerprint.contents_digest`: arrays and metadata): its method changed them
+    in place, behind their read-only flag (a torch tensor sharing their memory, ``setflags(write=True)``, a
+    metadata entry replaced). The worker's cached copy is dropped, so the tasks after it load the data again."""
+    now = contents_digest(loaded.problem)
+    if now != loaded.contents:
         _cached_problem.cache_clear()
         raise DataChanged(f"method {task.config['method']['name']!r} changed the data it was given in place "
-                         f"(fingerprint {task.bound_identity['data']}, after the task {now}), so its numbers are "
-                         f"not stored; {COPY_THE_DATA}.")
+                          f"(contents {loaded.contents[:12]}, after the task {now[:12]}), so its numbers are not "
+                          f"stored; {COPY_THE_DATA}.")
 
 
 def _message(exc: Exception) -> str:
@@ -208,10 +211,11 @@ def _check_task(task: Task, problem, cls: type[IntervalMethod], schedule: Series
 
 
 def _schedules(tasks: list[Task], problem: SeriesProblem, classes: dict[str, type[IntervalMethod]],
-               problems: dict[str, None]) -> dict[str, SeriesSchedule]:
+               problems: dict[str, None], not_applicable: dict[str, None]) -> dict[str, SeriesSchedule]:
     """{protocol JSON: its schedule on ``problem``} of the protocols of ``tasks`` (of one dataset, their keys
     and types checked); a protocol the series cannot hold (a window longer than its training span) is one
-    problem naming every method entry that uses it, not one per method, and their methods are checked."""
+    problem naming every method entry that uses it, not one per method, and their methods are checked (one
+    that cannot serve the dataset anyway, the oracle of a file, is left out as it would be)."""
     users: dict[str, list[Task]] = {}
     for task in tasks:
         users.setdefault(json.dumps(task.config["protocol"], sort_keys=True), []).append(task)
@@ -221,9 +225,25 @@ def _schedules(tasks: list[Task], problem: SeriesProblem, classes: dict[str, typ
         try:
             schedules[text] = series_schedule(problem, **protocol)
         except Exception as exc:
-            problems[f"protocol {protocol} ({_who(some)}): {_message(exc)}"] = None
-            _check_methods(some, classes, problems)
+            serving = []
+            for task in some:
+                try:
+                    _checked_method(task, classes[task.config["method"]["name"]]).prepare(problem)
+                except NotApplicable as why:
+                    not_applicable[_left_out(task, why)] = None
+                    continue
+                except Exception as other:  # its own problem, and the window's once that is mended
+                    problems[_about_task(task, other)] = None
+                serving.append(task)
+            if serving:
+                problems[f"protocol {protocol} ({_who(serving)}): {_message(exc)}"] = None
     return schedules
+
+
+def _left_out(task: Task, why: NotApplicable) -> str:
+    """The note of a method that cannot serve a task's dataset."""
+    return f"method {task.config['method']['name']!r} left out on dataset {task.config['dataset']['label']!r}: " \
+           f"{_message(why)}"
 
 
 def _protocol_notes(protocol: dict, steps: int, problem: SeriesProblem) -> list[str]:
@@ -402,7 +422,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     for indices in by_dataset.values():
         label = tasks[indices[0]].config["dataset"]["label"]
         try:
-            problem, fingerprint, files = load_task_data(tasks[indices[0]], data_dir)
+            problem, fingerprint, files, _ = load_task_data(tasks[indices[0]], data_dir)
         except Exception as exc:
             if isinstance(exc, DataNotFoundError) and tasks[indices[0]].config["dataset"].get("optional"):
                 notes[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
@@ -423,7 +443,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
         runnable = [tasks[i] for i in indices if tasks[i].config["method"]["name"] in classes]  # others noted
         wrong = [t for t in runnable if json.dumps(t.config["protocol"], sort_keys=True) in wrong_protocols]
         _check_methods(wrong, classes, problems)
-        schedules = _schedules([t for t in runnable if t not in wrong], problem, classes, problems) \
+        schedules = _schedules([t for t in runnable if t not in wrong], problem, classes, problems, not_applicable) \
             if isinstance(problem, SeriesProblem) else {}
         for i in indices:
             c = tasks[i].config
@@ -436,7 +456,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             try:
                 steps, fits = _check_task(task, problem, cls, schedules.get(protocol))
             except NotApplicable as exc:
-                not_applicable[f"method {c['method']['name']!r} left out on dataset {label!r}: {_message(exc)}"] = None
+                not_applicable[_left_out(task, exc)] = None
                 continue
             except Exception as exc:
                 problems[_about_task(task, exc)] = None

@@ -146,7 +146,7 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         "started_at": datetime.now(UTC).isoformat(timespec="milliseconds"), **provenance(),
         "device": device, "threads": threads, **({"cell": cell} if cell else {}),
     }
-    predictions, problem = None, None
+    predictions, loaded = None, None
     tic = time.perf_counter()
     try:
         if record["code_version"] != identity["code"]:
@@ -159,7 +159,8 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
                                f"the run was prepared with ({prepared}).")
         record["device"], record["generator"] = describe_device(device), generator_family(device)
         with task_runtime(threads, device):
-            problem, _, record["data_files"] = task_problem(task, data_dir)
+            loaded = task_problem(task, data_dir)
+            problem, record["data_files"] = loaded.problem, loaded.files
             seed_global_generators(task.method_seed)
             method = task_method(task) if method is None else method
             record["method_params"] = method.get_params()
@@ -174,14 +175,14 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
                 out = run_series(problem, method, **c["protocol"])
             else:
                 out = run_set(problem, method)
-        check_data_untouched(task, problem)
+        diagnostics = method.diagnostics()
+        check_data_untouched(task, loaded)  # after the method's last call, before its data are scored and stored
         volatility = None
         if isinstance(problem, SeriesProblem):
             volatility, record["volatility_source"] = volatility_of_test_steps(problem, problem.test_start + len(out.y))
         best = oracle_test_lengths(problem, c["alpha"], len(out.y))
         predictions = _predictions_frame(problem, out, volatility, best)
         metrics = metrics_from_predictions(predictions, c["alpha"], cap)  # what a reader can check them against
-        diagnostics = method.diagnostics()
         taken = sorted(set(diagnostics) & (set(record) | RESERVED_DIAGNOSTICS))
         if taken:
             raise ValueError(f"{type(method).__name__}.diagnostics() returns {taken}, which name fields of the "
@@ -190,10 +191,11 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         record.update(metrics, status="ok", length_cap=list(cap), fit_seconds=out.fit_seconds,
                       predict_seconds=out.predict_seconds, n_fits=out.n_fits)
     except Exception as exc:  # recorded, so that one failing task does not stop the others
-        hint = f" ({COPY_THE_DATA})" if isinstance(exc, ValueError) and "read-only" in str(exc) else ""
+        hint = f" ({COPY_THE_DATA})" if isinstance(exc, ValueError) and not isinstance(exc, DataChanged) and \
+            "read-only" in str(exc) else ""
         try:
-            if problem is not None and not isinstance(exc, DataChanged):  # failed after changing the data?
-                check_data_untouched(task, problem)  # (then the next task loads it anew)
+            if loaded is not None and not isinstance(exc, DataChanged):  # failed after changing the data?
+                check_data_untouched(task, loaded)  # (then the next task loads it anew)
         except DataChanged as changed:
             hint += f"; and {changed}"
         record.update(status="error", error=f"{type(exc).__name__}: {exc}{hint}", traceback=traceback.format_exc())
@@ -236,12 +238,14 @@ class CellDeferred:
 
 
 def _trained_together(tasks: list[Task], data_dir: str | None, threads: int, device: str) -> list[IntervalMethod]:
-    """The methods of a cell's tasks, their networks trained as one (the method class's ``fit_together``)."""
+    """The methods of a cell's tasks, their networks trained as one (the method class's ``fit_together``);
+    DataChanged if the training changed any task's data (the cell's tasks then train alone, on data loaded
+    anew)."""
     with task_runtime(threads, device):
         trained = [task_method(task) for task in tasks]
         datas: list = []  # what each task's first fit sees: a series window, or (train, calibration)
-        for task in tasks:
-            problem = task_problem(task, data_dir).problem
+        loaded = [task_problem(task, data_dir) for task in tasks]  # held: the cache keeps but 4
+        for task, problem in zip(tasks, (data.problem for data in loaded)):
             if isinstance(problem, SeriesProblem):
                 schedule = series_schedule(problem, **task.config["protocol"])
                 datas.append(problem.window(schedule.window_start(schedule.fit_steps[0]), schedule.fit_steps[0]))
@@ -249,6 +253,8 @@ def _trained_together(tasks: list[Task], data_dir: str | None, threads: int, dev
                 datas.append((problem.train, problem.calibration))
         cell_class: Any = type(trained[0])  # cells() chose a method class that has fit_together
         cell_class.fit_together(trained, datas)
+        for task, data in zip(tasks, loaded):
+            check_data_untouched(task, data)
     return trained
 
 

@@ -59,6 +59,30 @@ def problem_fingerprint(problem: Problem) -> str:
     return h.hexdigest()[:20]
 
 
+def contents_digest(problem: Problem) -> str:
+    """sha256 of everything of ``problem`` a method can reach: its fingerprint and its metadata (the oracle's
+    means, a loader's notes), the values of dicts, lists and tuples in order, arrays by their bytes. What a
+    worker compares after a task, to catch a method that changed the problem it shares with the next."""
+    h = hashlib.sha256(problem_fingerprint(problem).encode())
+
+    def add(value, path: str) -> None:
+        if isinstance(value, np.ndarray):
+            _add_array(h, path, value)
+        elif isinstance(value, dict):
+            h.update(f"{path}:dict{len(value)};".encode())
+            for key in sorted(value, key=str):
+                add(value[key], f"{path}.{key}")
+        elif isinstance(value, (list, tuple)):
+            h.update(f"{path}:{type(value).__name__}{len(value)};".encode())
+            for i, item in enumerate(value):
+                add(item, f"{path}[{i}]")
+        else:
+            h.update(f"{path}={value!r};".encode())
+
+    add(problem.metadata, "metadata")
+    return h.hexdigest()
+
+
 def source_files(problem: Problem) -> dict[str, str]:
     """{absolute path: sha256} of the files ``problem`` was read from (none for generated data)."""
     source = problem.metadata.get("source")

@@ -25,6 +25,18 @@ def read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
+def read_only_metadata(value):
+    """``value`` (a problem's metadata, or a value in it) with every numpy array in it :func:`read_only`
+    (the oracle's conditional means, say), dicts, lists and tuples rebuilt around them."""
+    if isinstance(value, np.ndarray):
+        return read_only(value)
+    if isinstance(value, dict):
+        return {k: read_only_metadata(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(read_only_metadata(v) for v in value)
+    return value
+
+
 @dataclass(frozen=True)
 class SeriesData:
     """A contiguous slice of a series problem, as a method sees it.
@@ -95,6 +107,7 @@ class SeriesProblem:
         object.__setattr__(self, "X", read_only(X))
         object.__setattr__(self, "groups", groups)
         object.__setattr__(self, "time", read_only(time))
+        object.__setattr__(self, "metadata", read_only_metadata(self.metadata))
 
     @property
     def n_steps(self) -> int:
@@ -184,6 +197,7 @@ class SetProblem:
     test_clusters: tuple | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "metadata", read_only_metadata(self.metadata))
         for name, labels in (("test ids", self.test_ids), ("test clusters", self.test_clusters)):
             if labels is not None and len(labels) != self.test.n:
                 raise ValueError(f"{self.name}: {len(labels)} {name} for {self.test.n} test sequences.")

@@ -105,21 +105,48 @@ class SourceSnapshot:
         return not self.runs_file or (now is not None and now != self.sha256)
 
 
+#: Python 3.12+ tokenizes an f-string into parts (3.11: one STRING); a digest reads it whole, as 3.11 does.
+_FSTRING_START, _FSTRING_END = getattr(tokenize, "FSTRING_START", None), getattr(tokenize, "FSTRING_END", None)
+
+
 def source_digest(source: bytes) -> str:
     """sha256 of a Python file's tokens, comments and blank lines left out, an indent and a line's end by their
-    place alone: what Python compiles from it (docstrings are in; a file that does not tokenize is read as
-    its bytes). An edit of a comment, a blank line, the spaces in a line or the line endings (CRLF) is not
-    new code, so it keeps the results of the code it names."""
+    place alone, an f-string as its exact text (one token, as Python 3.11 reads it, so that every Python
+    version names a file alike): what Python compiles from it (docstrings are in; a file that does not
+    tokenize is read as its bytes). An edit of a comment, a blank line, the spaces between tokens or the
+    line endings (CRLF, normalised first as ``compile`` does) is not new code, so it keeps the results of the
+    code it names."""
+    source = source.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     digest = hashlib.sha256()
     try:
+        encoding = tokenize.detect_encoding(io.BytesIO(source).readline)[0]
+        lines = [line.decode(encoding) for line in io.BytesIO(source).readlines()]  # as tokenize reads them
+        depth, opened = 0, (0, 0)
         for token in tokenize.tokenize(io.BytesIO(source).readline):
-            if token.type in (tokenize.COMMENT, tokenize.NL):
+            if token.type in (_FSTRING_START, _FSTRING_END):
+                depth += 1 if token.type == _FSTRING_START else -1
+                if depth == 1 and token.type == _FSTRING_START:
+                    opened = token.start
+                if depth > 0:
+                    continue
+                kind, text = "STRING", _between(lines, opened, token.end)
+            elif depth > 0 or token.type in (tokenize.COMMENT, tokenize.NL):
                 continue
-            text = "" if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE) else token.string
-            digest.update(f"{tokenize.tok_name[token.type]} {len(text)} {text}\n".encode())
-    except (tokenize.TokenError, SyntaxError):  # (an unterminated string, a bad indent, a bad encoding line)
+            else:
+                kind = tokenize.tok_name[token.type]
+                text = "" if token.type in (tokenize.INDENT, tokenize.DEDENT, tokenize.NEWLINE) else token.string
+            digest.update(f"{kind} {len(text)} {text}\n".encode())
+    except (tokenize.TokenError, SyntaxError, UnicodeDecodeError):  # (an unterminated string, a bad indent, ...)
         return hashlib.sha256(source).hexdigest()
     return digest.hexdigest()
+
+
+def _between(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
+    """The source text from token position ``start`` to ``end`` ((row from 1, column))."""
+    (r0, c0), (r1, c1) = start, end
+    if r0 == r1:
+        return lines[r0 - 1][c0:c1]
+    return lines[r0 - 1][c0:] + "".join(lines[r0:r1 - 1]) + lines[r1 - 1][:c1]
 
 
 def is_pibench_class(cls: type) -> bool:

@@ -65,8 +65,11 @@ import numpy as np
 
 
 def width(x, scale=2.0):
+    """The width,
+    scaled."""
     if x > 0:
         x = np.sqrt(x)
+    print(f"{x=} {scale:.3g}")
     return scale * x
 '''
 
@@ -75,10 +78,11 @@ def width(x, scale=2.0):
     ((b"import numpy", b"# mine\nimport numpy"), True),                          # a comment line
     ((b"scale * x\n", b"scale * x  # why\n\n\n"), True),                         # a trailing comment, blank lines
     ((b"scale=2.0", b"scale = 2.0"), True),                                      # spaces in a line
-    ((b"\n", b"\r\n"), True),                                                     # Windows line endings
-    ((b"    if x > 0:\n        x = np.sqrt(x)\n    return", b"  if x > 0:\n     x = np.sqrt(x)\n  return"),
-     True),                                                                      # other indents, same blocks
-    ((b"        x = np.sqrt(x)\n    return", b"        x = np.sqrt(x)\n        return"), False),  # moved into a block
+    ((b"\n", b"\r\n"), True),                                    # Windows line endings, in the docstring too
+    ((b"{x=}", b"{x= }"), False),                                                # printed: 'x=1' vs 'x= 1'
+    ((b"{scale:.3g}", b"{scale:.4g}"), False),
+    ((b"        x = np.sqrt(x)", b"            x = np.sqrt(x)"), True),             # another indent, same blocks
+    ((b"        x = np.sqrt(x)\n    print", b"        x = np.sqrt(x)\n        print"), False),  # moved into a block
     ((b"scale=2.0", b"scale=2.00"), False),                                      # another token, same number
     ((b'"""Doc."""', b'"""Docs."""'), False),                                    # a docstring is compiled
     ((b"return scale * x\n", b"return scale * x\n(\n"), False),                  # no longer tokenizes: its bytes

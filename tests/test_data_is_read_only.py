@@ -54,6 +54,38 @@ class ChangesWithTorch(Gauss):
 
 
 @register
+class ChangesTheMetadata(Gauss):
+    name = "ro_metadata"
+
+    def prepare(self, problem):
+        problem.metadata["conditional_mean"] = 0.0 * problem.metadata["conditional_mean"]  # the oracle's
+
+
+@register
+class ChangesInACell(IntervalMethod):
+    """A set method whose networks train together, the training changing the data behind the flag."""
+
+    name = "ro_cell"
+    shape = "set"
+
+    @classmethod
+    def fit_together(cls, methods, datas):
+        for method, (train, calibration) in zip(methods, datas):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                torch.from_numpy(train.y).add_(50.0)
+            method.fit(train, calibration)
+
+    def fit(self, data, calibration=None):
+        self.mean_ = data.y.mean(axis=0)
+        return self
+
+    def predict_interval(self, X):
+        mean = np.broadcast_to(self.mean_, (len(X), len(self.mean_)))
+        return Interval(mean - 3.0, mean + 3.0, mean)
+
+
+@register
 class FailsAfterChanging(Gauss):
     name = "ro_torch_then_fails"
 
@@ -78,6 +110,19 @@ name = "autoreg"
 '''
 
 
+SETS = '''
+name = "ro_sets"
+seeds = [0, 1, 2]
+
+[[datasets]]
+name = "seasonal_sets"
+params = { n_train = 60, n_calibration = 40, n_test = 50, input_length = 10, horizon = 3 }
+
+[[methods]]
+name = "ro_cell"
+'''
+
+
 def test_a_problems_arrays_and_windows_are_read_only_and_the_callers_array_is_not():
     problem = load_dataset("ar", {"n_train": 200, "n_test": 100}, seed=0)
     assert isinstance(problem, SeriesProblem)
@@ -91,13 +136,22 @@ def test_a_problems_arrays_and_windows_are_read_only_and_the_callers_array_is_no
         sets.y[0, 0] = 1.0
     y[0] = 5.0  # the loader's own array stays its own to write
     assert sets.y[0, 0] == 5.0
+    for name, params in (("ar", {}), ("seasonal_sets", {})):  # the oracle's means, in the metadata
+        metadata = load_dataset(name, params, seed=0).metadata
+        key = "conditional_mean" if name == "ar" else "test_conditional_mean"
+        with pytest.raises(ValueError, match="read-only"):
+            metadata[key][0] = 0.0
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("plugin")
+    (folder / "changers.py").write_text(textwrap.dedent(METHODS))
+    import_method_file(str(folder / "changers.py"))  # once: a module is imported once
 
 
 @pytest.fixture
-def methods(tmp_path):
-    path = tmp_path / "changers.py"
-    path.write_text(textwrap.dedent(METHODS))
-    import_method_file(str(path))
+def methods(plugin, tmp_path):
     (tmp_path / "ro.toml").write_text(SUITE)
     return tmp_path
 
@@ -105,9 +159,9 @@ def methods(tmp_path):
 def test_a_method_that_changes_its_data_fails_and_the_next_methods_see_the_data_unchanged(methods):
     suite = str(methods / "ro.toml")
     # one worker: every task in this process, one after another, on its one cached problem
-    run(suite, methods=["ro_numpy", "ro_torch", "ro_torch_then_fails", "autoreg"], results_dir=methods / "r",
-        progress=False, errors="ignore")
-    run(suite, methods=["autoreg"], results_dir=methods / "clean", progress=False)
+    run(suite, methods=["ro_numpy", "ro_torch", "ro_torch_then_fails", "ro_metadata", "autoreg", "oracle"],
+        results_dir=methods / "r", progress=False, errors="ignore")
+    run(suite, methods=["autoreg", "oracle"], results_dir=methods / "clean", progress=False)
     records = {r["method"]: r for r in load_results(methods / "r").records}
     assert records["ro_numpy"]["status"] == "error"
     assert "read-only" in records["ro_numpy"]["error"] and "y = data.y.copy()" in records["ro_numpy"]["error"]
@@ -116,8 +170,28 @@ def test_a_method_that_changes_its_data_fails_and_the_next_methods_see_the_data_
     assert records["ro_torch_then_fails"]["status"] == "error"
     error = records["ro_torch_then_fails"]["error"]
     assert error.startswith("RuntimeError: a bug further down") and "changed the data it was given" in error
-    (clean,) = load_results(methods / "clean").records
-    assert records["autoreg"]["task_id"] == clean["task_id"]
-    changed, unchanged = (json.dumps({k: r[k] for k in ("coverage", "mean_length", "predictions_sha256")})
-                          for r in (records["autoreg"], clean))
-    assert changed == unchanged
+    assert "'ro_metadata' changed the data it was given in place" in records["ro_metadata"]["error"]
+    for clean in load_results(methods / "clean").records:
+        after = records[clean["method"]]
+        assert after["task_id"] == clean["task_id"]
+        changed, unchanged = (json.dumps({k: r[k] for k in ("coverage", "mean_length", "predictions_sha256")})
+                              for r in (after, clean))
+        assert changed == unchanged
+
+
+def test_a_cell_whose_training_changed_its_data_trains_each_task_alone_on_the_data_loaded_again(methods):
+    """Three seeds trained as one cell, the training adding 50 to every target behind the read-only flag:
+    the first task's check caught it and the two after it were stored as ok on the changed data. Now the
+    cell's tasks train alone, on the data loaded anew, their records saying why."""
+    from pibench.benchmarks.runner import run_tasks
+    from pibench.benchmarks.suite import build_tasks, load_suite
+
+    (methods / "sets.toml").write_text(SETS)
+    tasks = build_tasks(load_suite(str(methods / "sets.toml")))
+    run_tasks(tasks, methods / "cell", progress=False, batch_cells=True)
+    run_tasks(tasks, methods / "alone", progress=False, batch_cells=False)
+    records, alone = (sorted(load_results(methods / folder).records, key=lambda r: r["seed"])
+                      for folder in ("cell", "alone"))
+    assert [r["status"] for r in records] == ["ok"] * 3
+    assert all("changed the data it was given in place" in r["cell"]["error"] for r in records)
+    assert [r["predictions_sha256"] for r in records] == [r["predictions_sha256"] for r in alone]
