@@ -114,14 +114,17 @@ _DAY_NS = 86_400 * 10**9
 
 def skipped(steps: np.ndarray, usual) -> np.ndarray:
     """Which differences of consecutive ``steps`` (:func:`step_numbers`) skip steps: at least 1.5 times the
-    ``usual`` one (months of 28 to 31 days and float steps never do). Daily dates that run over a weekend to
-    the next working day (Friday to Monday: stock prices) skip nothing; their calendar days are read from the
-    instants in UTC shifted by -12, 0 and +12 hours, one of which is the file's own day whatever its offset."""
+    ``usual`` one (months of 28 to 31 days and float steps never do). In a file of daily working days (stock
+    prices), a weekend between Friday and Monday skips nothing; in one with weekend days, every missing day
+    skips. The calendar days are the instants in UTC shifted by 0, -12 or +12 hours, the one shift of the
+    three that puts the fewest of them on a weekend (the file's own days, whatever its UTC offset)."""
     gaps = np.diff(steps)
     skips = gaps >= 1.5 * usual
     if steps.dtype.kind == "i" and usual == _DAY_NS and skips.any():
-        for shift in (-_DAY_NS // 2, 0, _DAY_NS // 2):
-            days = (steps + shift).astype("datetime64[ns]").astype("datetime64[D]")
+        readings = [(steps + shift).astype("datetime64[ns]").astype("datetime64[D]")
+                    for shift in (0, -_DAY_NS // 2, _DAY_NS // 2)]
+        days = min(readings, key=lambda d: int((~np.is_busday(d)).sum()))  # (the first of a tie: no shift)
+        if np.is_busday(days).all():
             skips &= np.busday_count(days[:-1], days[1:]) != 1
     return skips
 

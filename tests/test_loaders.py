@@ -189,6 +189,22 @@ def test_csv_time_that_skips_steps_gets_a_note_and_weekends_and_months_do_not(tm
     assert "(first 99 then 103, where the usual step is 1)" in note
 
 
+@pytest.mark.parametrize("zone", [None, "Europe/Paris", "America/New_York", "Asia/Tokyo"])
+def test_every_missing_day_skips_and_a_weekend_of_working_days_does_not(zone) -> None:
+    """A day missing from a daily series on a Monday, Tuesday, Saturday or Sunday skipped nothing (57 gaps were
+    said 27 times): a day read -12 hours before its date ran Monday to Wednesday as Sunday to Tuesday, one
+    working day. Now each missing day of the week skips, in a file of every day and (weekdays) of working
+    days, at midnight in any zone; a weekend between working days does not."""
+    from pibench.data_loaders.step_order import skipped, step_numbers, usual_step
+
+    for calendar in (pd.date_range("2021-01-04", periods=70), pd.bdate_range("2021-01-04", periods=70)):
+        for drop in range(21, 28):  # seven days in a row: each day of the week, or Monday to Tuesday next week
+            days = calendar.delete(drop)
+            steps = step_numbers(pd.Series(days.tz_localize(zone) if zone else days))
+            gaps = skipped(steps, usual_step(np.diff(steps)))
+            assert gaps.sum() == 1, (calendar.freqstr, calendar[drop].day_name(), zone)  # its weekends: none
+
+
 def test_csv_integer_time_stays_as_it_is(tmp_path: Path) -> None:
     steps = np.random.default_rng(1).permutation(400) * 3 + 7  # integers, shuffled, not a date
     path = _write(tmp_path / "i.csv", "step,y\n" + "".join(f"{t},{t}\n" for t in steps))
