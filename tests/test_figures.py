@@ -579,3 +579,14 @@ def test_a_figure_shows_itself_in_a_notebook_and_importing_leaves_the_backend_al
            "print(matplotlib.get_backend())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "svg"
+
+
+def test_every_built_in_method_has_a_style_of_its_own():
+    """garch had none: it drew as a plugin would, in ACI's blue, and read as one of the ACI family."""
+    from pibench.methods.catalog import available_methods
+    from pibench.reports.figures.style import BUILTIN_STYLES
+
+    builtin = [name for name, cls in available_methods().items() if cls.__module__.startswith("pibench.")]
+    assert sorted(set(builtin) - set(BUILTIN_STYLES)) == []
+    looks = [(s.colour, s.marker) for s in BUILTIN_STYLES.values()]
+    assert len(set(looks)) == len(looks)

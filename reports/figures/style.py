@@ -68,6 +68,7 @@ BUILTIN_STYLES = {
     "agaci": MethodStyle(OKABE_ITO["orange"], "o"), "mqrnn": MethodStyle(OKABE_ITO["orange"], "s"),
     "nexcp": MethodStyle(OKABE_ITO["green"], "o"), "dprnn": MethodStyle(OKABE_ITO["green"], "s"),
     "enbpi": MethodStyle(OKABE_ITO["purple"], "o"), "autoreg": MethodStyle(OKABE_ITO["black"], "o"),
+    "garch": MethodStyle(OKABE_ITO["black"], "s"),
     "quantile_tracker": MethodStyle(OKABE_ITO["sky"], "o"), "mapie_aci": MethodStyle(OKABE_ITO["sky"], "s"),
     "sf_ogd": MethodStyle(OKABE_ITO["yellow"], "o"), "mapie_enbpi": MethodStyle(OKABE_ITO["yellow"], "s"),
     "conformal_pid": MethodStyle(BROWN, "o"), "dtaci": MethodStyle(PINK, "o"), "saocp": MethodStyle(DARK_PURPLE, "o"),
