@@ -590,3 +590,32 @@ def test_every_built_in_method_has_a_style_of_its_own():
     assert sorted(set(builtin) - set(BUILTIN_STYLES)) == []
     looks = [(s.colour, s.marker) for s in BUILTIN_STYLES.values()]
     assert len(set(looks)) == len(looks)
+
+
+def test_a_point_name_never_lies_over_another_point():
+    """On vix, 'gamma=0.01,score=normalized' sat left of its own point and right over ACI gamma=0.01's, the
+    one a reader took it for. A name whose every side would lie over another point is hidden instead."""
+    from matplotlib.figure import Figure
+
+    from pibench.reports.figures.style import MARK_CLEARANCE, place_labels
+
+    fig = Figure(figsize=(5, 4))
+    ax = fig.subplots()
+    points = np.array([[91.5, 0.522], [85.5, 0.476], [79.0, 0.416], [60.0, 0.80]])
+    ax.scatter(points[:, 0], points[:, 1])
+    ax.set(xlim=(55, 95), ylim=(0.3, 0.9))
+    names = ["gamma=0.01,score=normalized", "gamma=0.01", "gamma=0", "far"]
+    labels = [ax.annotate(n, tuple(p), xytext=(-5, -4), textcoords="offset points", fontsize=6.5)
+              for n, p in zip(names, points)]
+    hidden = place_labels(fig, {ax: labels}, {label: (-5, -4) for label in labels})
+    renderer = fig.canvas.get_renderer()
+    marks = ax.transData.transform(points)
+    shown = [label for label in labels if label.get_visible()]
+    assert hidden[ax] == len(labels) - len(shown) and "far" in [label.get_text() for label in shown]
+    for label in shown:
+        box = label.get_window_extent(renderer).padded(MARK_CLEARANCE)
+        own = ax.transData.transform(label.xy)
+        others = [m for m in marks if np.hypot(*(m - own)) > 0.5]
+        assert not any(box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in others), label.get_text()
+    long = labels[0]
+    assert not long.get_visible() or long.get_window_extent(renderer).x1 > marks[1][0] + 40  # not over 85.5

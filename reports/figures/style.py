@@ -25,6 +25,7 @@ import numpy as np
 from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation
 
@@ -202,10 +203,11 @@ LABEL_GAP = 1.0
 def place_labels(fig: Figure, panels: dict[Axes, list[Annotation]], sides: dict[Annotation, tuple[float, float]]
                  ) -> dict[Axes, int]:
     """Place each panel's point labels (offset from their points; ``sides`` holds each label's first-choice
-    offset) so that none overlaps one placed already or runs out of its panel, the most isolated points' first
-    (nearest other point in display space): on its first side if it fits there, else on another side of its
-    point, else hidden. One layout for every panel; how many labels each panel hid. A crowd of settings keeps a
-    few names instead of a blot of many."""
+    offset) so that none overlaps one placed already, lies over another point (where it would read as that
+    point's name) or runs out of its panel, the most isolated points' first (nearest other point in display
+    space): on its first side if it fits there, else on another side of its point, else hidden. One layout
+    for every panel; how many labels each panel hid. A crowd of settings keeps a few names instead of a blot
+    of many."""
     fig.draw_without_rendering()  # the layout, then the labels' places
     canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)  # a display-free one
     renderer = canvas.get_renderer()
@@ -214,6 +216,7 @@ def place_labels(fig: Figure, panels: dict[Axes, list[Annotation]], sides: dict[
         anchors = np.array([ax.transData.transform(label.xy) for label in labels])
         gaps = [float(np.delete(np.hypot(*(anchors - a).T), i).min()) if len(labels) > 1 else 0.0
                 for i, a in enumerate(anchors)]
+        marks = _marks(ax)
         panel = ax.get_window_extent(renderer)
         placed: list = []
         hidden[ax] = 0
@@ -221,20 +224,50 @@ def place_labels(fig: Figure, panels: dict[Axes, list[Annotation]], sides: dict[
             label = labels[i]
             dx, dy = sides[label]
             label.set_visible(True)
+            own = anchors[i]
+            fits = []  # (side, box) inside the panel and clear of the labels placed
             for sx, sy in ((1, 1), (-1, 1), (1, -1), (-1, -1)):  # its first side first
-                label.xyann = (sx * dx, sy * dy)
-                label.set_horizontalalignment("left" if sx * dx > 0 else "right")
-                label.set_verticalalignment("bottom" if sy * dy > 0 else "top")
+                _turn(label, sx * dx, sy * dy)
                 box = label.get_window_extent(renderer)
                 inside = panel.x0 <= box.x0 and box.x1 <= panel.x1 and panel.y0 <= box.y0 and box.y1 <= panel.y1
                 kept_apart = box.padded(LABEL_GAP)  # a pixel apart: a layout that moves a hair keeps them apart
                 if inside and not any(kept_apart.overlaps(other) for other in placed):
-                    placed.append(kept_apart)
-                    break
+                    fits.append(((sx * dx, sy * dy), kept_apart))
+            # a side whose name lies over no other point: a name over another point reads as that point's
+            clear = [f for f in fits if not _covers(f[1].padded(MARK_CLEARANCE), marks, own)]
+            if clear:
+                (ox, oy), box = clear[0]
+                _turn(label, ox, oy)
+                placed.append(box)
             else:
                 label.set_visible(False)
                 hidden[ax] += 1
     return hidden
+
+
+#: Pixels between a point label and any other point it must not lie over (:func:`place_labels`).
+MARK_CLEARANCE = 8.0
+
+
+def _turn(label: Annotation, dx: float, dy: float) -> None:
+    """Put ``label`` at offset (dx, dy) points from its point, on that side of it."""
+    label.xyann = (dx, dy)
+    label.set_horizontalalignment("left" if dx > 0 else "right")
+    label.set_verticalalignment("bottom" if dy > 0 else "top")
+
+
+def _marks(ax: Axes) -> np.ndarray:
+    """(n, 2) display positions of the points of ``ax``'s scatter plots."""
+    found = [c.get_offset_transform().transform(np.asarray(c.get_offsets(), dtype=float)) for c in ax.collections
+             if isinstance(c, PathCollection)]
+    return np.concatenate(found) if found else np.empty((0, 2))
+
+
+def _covers(box, marks: np.ndarray, own: np.ndarray) -> bool:
+    """Whether ``box`` (display) holds a point of ``marks`` other than ``own``."""
+    other = np.hypot(*(marks - own).T) > 0.5
+    inside = (marks[:, 0] >= box.x0) & (marks[:, 0] <= box.x1) & (marks[:, 1] >= box.y0) & (marks[:, 1] <= box.y1)
+    return bool((inside & other).any())
 
 
 def nominal_line(ax: Axes, level_percent: float, vertical: bool = False, label: bool = True) -> None:
