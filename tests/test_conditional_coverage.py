@@ -249,13 +249,13 @@ def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(t
     fig = spec.draw()
     lines = {line.get_label(): line.get_ydata() for line in fig.axes[0].get_lines()}
     xs = {line.get_label(): line.get_xdata() for line in fig.axes[0].get_lines()}
-    for record in store.records():  # the regime's two scales: no middle third, a line from calm to volatile
+    for record in store.records():  # the regime's two scales: no middle third, and no line drawn across it
         assert np.isnan(record["coverage_vol_mid"])
-        expected = [100 * record[f"coverage_vol_{k}"] for k in ("low", "high")]
-        np.testing.assert_allclose(lines[record["method"]], expected)
-        assert list(xs[record["method"]]) == [0, 2]
+        expected = [100 * record[f"coverage_vol_{k}"] for k in ("low", "mid", "high")]
+        np.testing.assert_allclose(lines[record["method"]], expected)  # (NaN in the middle: the line breaks)
+        assert list(xs[record["method"]]) == [0, 1, 2]
     assert list(lines["nominal 90%"]) == [90, 90]
-    assert fig.axes[0].get_title().endswith("(no step in the middle third)")
+    assert fig.axes[0].get_title().endswith("\n(no step in the middle third: its volatilities are tied)")
     close(fig)
     page, names = build_report(results, "")
     assert spec.name in names and f'id="{spec.name}"' in page

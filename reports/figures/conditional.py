@@ -33,14 +33,15 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     styles = figure_styles(rows["method"])
     for (method, setting), values in means.iterrows():
         label = f"{method} {setting}" if method in several else method
-        shown = np.isfinite(values.to_numpy(float))  # a third no step falls in (a two-valued scale's middle)
-        ax.plot(x[shown], 100 * values.to_numpy(float)[shown], label=label,
+        # a third no step falls in (a two-valued scale's middle) is NaN: the line breaks there, no line across it
+        ax.plot(x, 100 * values.to_numpy(float), label=label,
                 **styles[method].line(setting_style(method, setting, rows)))
     nominal_line(ax, results.nominal_percent)
     ax.set_xticks(x, [name for _, name in THIRDS])
     ax.set(xlabel="test steps ranked by volatility", ylabel="coverage (%)",
            title=f"{dataset} ({suite}): coverage of the {results.nominal_percent:g}% intervals by volatility third"
-                 + (" (no step in the middle third)" if means["coverage_vol_mid"].isna().all() else ""))
+                 + ("\n(no step in the middle third: its volatilities are tied)"
+                    if means["coverage_vol_mid"].isna().all() else ""))
     ax.grid(alpha=0.3)
     legend_outside(fig, [ax])
     return fig
