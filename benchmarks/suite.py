@@ -616,6 +616,12 @@ def build_tasks(
                         }, entry=f"[[methods]] entry {numbers[id(m)]}" if id(m) in numbers else None))
     notes += [f"method {name!r} left out on {', '.join(repr(x) for x in labels)}: it serves "
               f"{_SHAPE_WORDS[get_method(name).shape]} only" for name, labels in unserved.items()]
+    running = {t.config["method"]["name"] for t in tasks}
+    for name in dict.fromkeys(methods or []):  # asked for by name, yet in no task: its entries serve other datasets
+        restricted = [m["datasets"] for m in method_entries if m["name"] == name and "datasets" in m]
+        if name not in running and name not in unserved and restricted:
+            notes.append(f"method {name!r} runs on no dataset of this selection: its suite entries serve "
+                         f"{', '.join(map(repr, dict.fromkeys(x for r in restricted for x in r)))} only")
     tasks, repeated = _without_repeats(tasks)
     notes += repeated
     _check_rows_apart(tasks)

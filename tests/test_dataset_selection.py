@@ -36,3 +36,14 @@ def test_an_entry_quick_leaves_out_is_named_as_such_when_selected():
     path.write_text(to_toml(skipped))
     with pytest.raises(ValueError, match="the dataset entry 'eeg' is left out of --quick"):  # by its name
         build_tasks(load_suite(path, quick=True), datasets=["eeg"])
+
+
+def test_a_method_asked_for_whose_entries_serve_other_datasets_is_said_to_run_nowhere():
+    """--datasets co2 --methods enbpi garch autoreg ran enbpi and autoreg and said nothing of garch, whose suite
+    entry serves sp500, nasdaq and wti only."""
+    tasks = build_tasks(load_suite("realworld"), datasets=["co2"], methods=["enbpi", "garch", "autoreg"])
+    assert {t.config["method"]["name"] for t in tasks} == {"enbpi", "autoreg"}
+    assert "method 'garch' runs on no dataset of this selection: its suite entries serve 'sp500', 'nasdaq', " \
+           "'wti' only" in tasks.notes
+    assert not [n for n in build_tasks(load_suite("realworld"), datasets=["sp500"], methods=["garch"]).notes
+                if "garch" in n]
