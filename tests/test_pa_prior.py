@@ -167,3 +167,15 @@ def test_a_training_that_ends_before_the_annealing_is_refused_with_the_schedule_
     scaled = {name: round(getattr(defaults, name) * 10 / defaults.T3) for name in ("T1", "T2", "T3")}
     cls(**short, **scaled).check_params()
     cls(**{length: defaults.T3}).check_params()  # ending with the annealing is allowed (NLAR's paper schedule)
+
+
+def test_a_conformal_methods_pa_base_says_where_its_schedule_goes():
+    """aci with base = "pa" and epochs = 50 was told to give T1, T2, T3, which aci refuses: they go in
+    base_params, and that scaled schedule is accepted."""
+    from pibench.methods.catalog import get_method
+
+    aci = get_method("aci")
+    with pytest.raises(ValueError, match=r"the PA base \(its settings other than hidden, epochs, lr, momentum and "
+                                         r"batch_size go in base_params.*T1 = 29, T2 = 31, T3 = 50"):
+        aci(base="pa", epochs=50).check_params()
+    aci(base="pa", epochs=50, base_params={"T1": 29, "T2": 31, "T3": 50}).check_params()
