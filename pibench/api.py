@@ -126,7 +126,7 @@ class Results:
         difference per test unit with its 90% CI, the Diebold-Mariano statistic (EWC long-run variance for a
         series) and its p-value, and membership of the 90% Model Confidence Set, all on the seeds every row of
         the dataset has (``compared_seeds``; ``mean_loss`` is a row's mean over all its ``seeds``). The oracle is
-        compared, never the reference."""
+        compared with the reference, but is never the reference nor in the MCS."""
         from pibench.reports.statistics import compare
 
         return compare(self.records, self._stored.read_predictions, reference, metric, self._stored.statistics_cache)

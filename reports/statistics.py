@@ -366,7 +366,7 @@ def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame]
     if reference is not None and not frames:
         names = sorted({r["method"] for r in records} - {"oracle"})
         if reference.split()[0] == "oracle":
-            raise ValueError(f"reference={reference!r}: the oracle (the true interval) is never compared; give a "
+            raise ValueError(f"reference={reference!r}: the oracle (the true interval) is never the reference; give a "
                              f"method name or 'method setting' of {names}.")
         settings = sorted({f"{r['method']} {r['setting']}" for r in records if r["method"] != "oracle"})
         raise ValueError(f"reference={reference!r} is a row of no dataset here: give a method name or "

@@ -234,7 +234,7 @@ def statistics_note(series: bool, sets: bool) -> str:
             f"[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units, the same for every "
             f"seed; capped lengths). "
             f"{', '.join(tests)}; * rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on "
-            f"{score} (the oracle is not compared)._\n")
+            f"{score} (the oracle is never in it)._\n")
 
 
 def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, digits: int = 3) -> None:
@@ -468,7 +468,7 @@ def comparison_tables(groups: dict) -> str:
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
         lowest_on = (" on the seeds compared" if paired else "") + (
-            "; the oracle is not compared" if (table["method"] == "oracle").any() else "")
+            "; the oracle is never the reference" if (table["method"] == "oracle").any() else "")
         on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on {paired}, the ones every row has; the "
                     "interval score is each row's mean over all its seeds, so a difference need not equal the "
                     "difference of two scores shown." if paired else "")

@@ -228,7 +228,7 @@ def test_compare_returns_a_frame_against_the_chosen_reference(stats_store):
         results.compare(reference="nonesuch")
     with pytest.raises(ValueError, match=r"Did you mean 'autoreg'\?"):
         results.compare(reference="autoregg")
-    with pytest.raises(ValueError, match=r"the oracle \(the true interval\) is never compared") as refused:
+    with pytest.raises(ValueError, match=r"the oracle \(the true interval\) is never the reference") as refused:
         results.compare(reference="oracle")
     assert "'oracle'" not in str(refused.value).split("of [")[1]  # never offered as a choice
     with pytest.raises(ValueError, match="metric='coverage'"):
