@@ -316,8 +316,8 @@ def conditional_table(frame: pd.DataFrame) -> str:
         return ""
     ratio = [c for c in ORACLE_RATIO if c in ok and ok[c].notna().any()]
     table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
-    for column in CONDITIONAL:
-        table[column] = 100 * table[column]
+    for column in CONDITIONAL:  # percentages to 2 decimals, as the main table's coverage
+        table[column] = [format_number(100 * v, 2) if math.isfinite(v) else "-" for v in table[column]]
     table = _counts(table.rename(columns={**CONDITIONAL, **ORACLE_RATIO}), columns=("seeds",))
     table = table[[c for c in table.columns if c != "suite"] + ["suite"]]  # compact: the suite last
     return ("### Conditional coverage: where the intervals fail (volatility thirds by the oracle's scale where "

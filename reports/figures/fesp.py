@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -73,11 +74,14 @@ def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp") -> Figu
     hours = [f"{h:02d}" for h in range(24)]
     grid = pd.DataFrame([100 * np.asarray(results.record(r.task_id)["coverage_by_group"], dtype=float)
                          for r in runs], index=[r.label for r in runs], columns=hours)
-    fig, axes = new_figure(12, 0.45 * len(runs) + 1.8)
+    longest = max(len(str(label)) for label in grid.index)  # the row names' room, then 24 readable hours
+    fig, axes = new_figure(10 + 0.07 * longest, 0.45 * len(runs) + 1.8)
     ax = axes[0][0]
     nominal = results.nominal_percent
     spread = max(5.0, float(np.nanmax(np.abs(grid.to_numpy() - nominal))))
-    image = ax.imshow(grid.to_numpy(), cmap="RdBu", vmin=nominal - spread, vmax=nominal + spread, aspect="auto")
+    # white at the nominal level, as far each way as the data go, and no further up than 100%
+    norm = TwoSlopeNorm(vcenter=nominal, vmin=nominal - spread, vmax=min(100.0, nominal + spread))
+    image = ax.imshow(grid.to_numpy(), cmap="RdBu", norm=norm, aspect="auto")
     for (i, j), value in np.ndenumerate(grid.to_numpy()):
         ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6.5,
                 color=text_colour_on(image.cmap(image.norm(value))))
