@@ -483,11 +483,13 @@ def comparison_tables(groups: dict) -> str:
         summary = both.groupby(["suite", "method", "setting"]).agg(
             groups=("rank", "size"), mean_rank=("rank", "mean"),
             in_mcs=("in_mcs", lambda v: int(v.fillna(False).sum())))
-        summary = summary.reset_index().sort_values(["suite", "mean_rank", "method"])
+        # rows ranked over more groups first: a rank over one dataset is no match for one over several
+        summary = summary.reset_index().sort_values(["suite", "groups", "mean_rank", "method"],
+                                                    ascending=[True, False, True, True])
         summary["in MCS"] = [f"{n} of {d}" for n, d in zip(summary["in_mcs"], summary["groups"])]
+        table = _markdown(summary.drop(columns="in_mcs").rename(columns={"mean_rank": "mean rank"}))
         parts.append("### Comparisons across datasets: mean rank on the interval score (1 = best; a group is a "
-                     "dataset at one level) and MCS membership\n\n" + _markdown(summary.drop(columns="in_mcs").rename(
-                         columns={"mean_rank": "mean rank", "groups": "groups"})))
+                     "dataset at one level; rows over more groups first) and MCS membership\n\n" + table)
     return "\n".join(parts)
 
 
