@@ -102,8 +102,10 @@ def _provenance(results: StoredResults, wall_seconds: float) -> str:
                                                   "wall_seconds", "host", "task_id")} for r in records])
     tasks = tasks.sort_values(["suite", "dataset", "method", "setting", "seed"])
     tasks["wall_seconds"] = tasks["wall_seconds"].map(lambda s: f"{s:.1f}" if pd.notna(s) else "-")
+    ahead = ", without the shared base fits computed ahead of them" if any(
+        r.get("shared_base_fits") for r in records) else ""
     return (f"<table>{rows}</table><details><summary>wall time per task ({len(tasks)} tasks, "
-            f"{sum(float(r.get('wall_seconds') or 0) for r in records) / 60:.1f} task-minutes)</summary>"
+            f"{sum(float(r.get('wall_seconds') or 0) for r in records) / 60:.1f} task-minutes{ahead})</summary>"
             f"{tasks.to_html(index=False, border=0, escape=True)}</details>")
 
 
