@@ -107,11 +107,13 @@ def _one_per_sequence(groups, column: str, what: str, path: Path, one: str | Non
     """Each sequence's value of ``column`` (as text, stripped; lower case with ``fold_case``), which must be
     given (a blank cell would make one group of every unlabelled sequence) and the same on all its rows (a
     sequence belongs to one ``one``, default ``what``)."""
-    blank = groups[column].agg(lambda s: bool(s.isna().any() or (s.astype(str).str.strip() == "").any()))
+    cells = groups.obj[column]
+    blank = (cells.isna() | (cells.astype(str).str.strip() == "")).groupby(groups.obj[groups.keys]).any()
     if blank.any():
         first = [str(i) for i in blank.index[blank.to_numpy()][:5]]
         raise ValueError(f"{path}: the {what} column {column!r} is blank for {int(blank.sum())} sequence(s) (first "
-                         f"ids {first}); give each sequence its {one or what} on every row.")
+                         f"ids {first}); give each sequence its {one or what} on every row (a CSV cell NA, None, "
+                         "null or n/a reads as blank: write such a label otherwise).")
     labels = groups[column].agg(lambda s: set(s.astype(str).str.strip().str.lower() if fold_case
                                               else s.astype(str).str.strip()))
     mixed = [str(i) for i, v in labels.items() if len(v) != 1]

@@ -32,6 +32,8 @@ def read_only_metadata(value):
         return read_only(value)
     if isinstance(value, dict):
         return {k: read_only_metadata(v) for k, v in value.items()}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple: built from its fields
+        return type(value)(*(read_only_metadata(v) for v in value))
     if isinstance(value, (list, tuple)):
         return type(value)(read_only_metadata(v) for v in value)
     return value

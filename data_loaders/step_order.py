@@ -112,20 +112,26 @@ def usual_step(gaps: np.ndarray):
 _DAY_NS = 86_400 * 10**9
 
 
+#: Hours a file's own day may be from UTC's (Kiritimati: +14, Baker Island: -12), nearest first.
+_SHIFTS_NS = [h * 3_600 * 10**9 for h in sorted(range(-14, 15), key=abs)]
+#: A file of working days may hold this share of weekend days (a special Saturday session).
+WEEKEND_SHARE = 0.02
+
+
 def skipped(steps: np.ndarray, usual) -> np.ndarray:
     """Which differences of consecutive ``steps`` (:func:`step_numbers`) skip steps: at least 1.5 times the
     ``usual`` one (months of 28 to 31 days and float steps never do). In a file of daily working days (stock
-    prices), a weekend between Friday and Monday skips nothing; in one with weekend days, every missing day
-    skips. The calendar days are the instants in UTC shifted by 0, -12 or +12 hours, the one shift of the
-    three that puts the fewest of them on a weekend (the file's own days, whatever its UTC offset)."""
+    prices; at most :data:`WEEKEND_SHARE` of them on a weekend), a weekend between two of them skips nothing;
+    in one with weekend days, every missing day skips. The calendar days are the instants in UTC shifted by
+    the whole hours, -14 to +14, that put the fewest of them on a weekend, the nearest such shift first (the
+    file's own days, whatever its UTC offset)."""
     gaps = np.diff(steps)
     skips = gaps >= 1.5 * usual
     if steps.dtype.kind == "i" and usual == _DAY_NS and skips.any():
-        readings = [(steps + shift).astype("datetime64[ns]").astype("datetime64[D]")
-                    for shift in (0, -_DAY_NS // 2, _DAY_NS // 2)]
-        days = min(readings, key=lambda d: int((~np.is_busday(d)).sum()))  # (the first of a tie: no shift)
-        if np.is_busday(days).all():
-            skips &= np.busday_count(days[:-1], days[1:]) != 1
+        readings = [(steps + shift).astype("datetime64[ns]").astype("datetime64[D]") for shift in _SHIFTS_NS]
+        days = min(readings, key=lambda d: int((~np.is_busday(d)).sum()))  # (the first of a tie: the nearest)
+        if (~np.is_busday(days)).mean() <= WEEKEND_SHARE:
+            skips &= np.busday_count(days[:-1], days[1:]) > 1  # Friday (or Saturday) to Monday: none missing
     return skips
 
 

@@ -189,7 +189,8 @@ def test_csv_time_that_skips_steps_gets_a_note_and_weekends_and_months_do_not(tm
     assert "(first 99 then 103, where the usual step is 1)" in note
 
 
-@pytest.mark.parametrize("zone", [None, "Europe/Paris", "America/New_York", "Asia/Tokyo"])
+@pytest.mark.parametrize("zone", [None, "Europe/Paris", "America/New_York", "Asia/Tokyo", "Pacific/Auckland",
+                                  "Pacific/Tongatapu", "Pacific/Honolulu"])
 def test_every_missing_day_skips_and_a_weekend_of_working_days_does_not(zone) -> None:
     """A day missing from a daily series on a Monday, Tuesday, Saturday or Sunday skipped nothing (57 gaps were
     said 27 times): a day read -12 hours before its date ran Monday to Wednesday as Sunday to Tuesday, one
@@ -203,6 +204,18 @@ def test_every_missing_day_skips_and_a_weekend_of_working_days_does_not(zone) ->
             steps = step_numbers(pd.Series(days.tz_localize(zone) if zone else days))
             gaps = skipped(steps, usual_step(np.diff(steps)))
             assert gaps.sum() == 1, (calendar.freqstr, calendar[drop].day_name(), zone)  # its weekends: none
+
+
+def test_a_special_saturday_session_leaves_the_weekends_of_working_days_alone() -> None:
+    """One Saturday row in two years of working days made every weekend a gap (104 notes): a file with at most
+    2% of its days on a weekend is one of working days."""
+    from pibench.data_loaders.step_order import skipped, step_numbers, usual_step
+
+    days = pd.bdate_range("2023-01-02", "2024-12-31")
+    for calendar, expected in ((days.append(pd.DatetimeIndex(["2024-02-03"])).sort_values(), 0),
+                               (days.delete(10), 1)):  # a holiday is a missing working day
+        steps = step_numbers(pd.Series(calendar))
+        assert skipped(steps, usual_step(np.diff(steps))).sum() == expected
 
 
 def test_csv_integer_time_stays_as_it_is(tmp_path: Path) -> None:

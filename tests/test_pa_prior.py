@@ -175,7 +175,10 @@ def test_a_conformal_methods_pa_base_says_where_its_schedule_goes():
     from pibench.methods.catalog import get_method
 
     aci = get_method("aci")
-    with pytest.raises(ValueError, match=r"the PA base \(its settings other than hidden, epochs, lr, momentum and "
-                                         r"batch_size go in base_params.*T1 = 29, T2 = 31, T3 = 50"):
+    with pytest.raises(ValueError, match=r"the PA base \(its settings T1, T2, T3, .* go in base_params = \{ \.\.\. \}\)"
+                                         r".*T1 = 29, T2 = 31, T3 = 50"):
         aci(base="pa", epochs=50).check_params()
     aci(base="pa", epochs=50, base_params={"T1": 29, "T2": 31, "T3": 50}).check_params()
+    with pytest.raises(ValueError) as own:  # a parameter of aci's own: no word of base_params
+        aci(base="pa", lr=-1.0).check_params()
+    assert "lr=-1.0" in str(own.value) and "base_params" not in str(own.value)

@@ -288,10 +288,11 @@ def test_csv_sets_groups_its_sequences_by_a_column(tmp_path):
     frame.to_csv(path, index=False)
     with pytest.raises(ValueError, match=r"the group column 'patient' changes within sequence\(s\) \['p"):
         csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient")
-    frame.loc[frame["id"].isin(["p3", "p7"]), "patient"] = np.nan  # blank cells were one group, "nan"
+    frame.loc[frame["id"].isin(["p3", "p7"]), "patient"] = "NA"  # read as blank: all were one group, "nan"
     frame.to_csv(path, index=False)
     with pytest.raises(ValueError, match=re.escape("the group column 'patient' is blank for 2 sequence(s) (first "
-                                                   "ids ['p3', 'p7']); give each sequence its group on every row")):
+                                                   "ids ['p3', 'p7']); give each sequence its group on every row "
+                                                   "(a CSV cell NA, None, null or n/a reads as blank")):
         csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient")
 
 

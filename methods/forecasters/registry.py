@@ -29,9 +29,12 @@ def check_forecaster(name: str, *, hidden: int, epochs: int, lr: float, momentum
         try:
             PA(hidden=hidden, epochs=epochs, lr=lr, momentum=momentum, batch_size=batch_size,
                **(base_params or {})).check_params()
-        except ValueError as exc:  # the PA base's settings other than the method's own are in base_params
-            raise ValueError(f"the PA base (its settings other than hidden, epochs, lr, momentum and batch_size go in "
-                             f"base_params, e.g. base_params = {{ T3 = 50 }}): {exc}") from None
+        except ValueError as exc:  # where the fix is a setting of base_params, say so
+            own = set(PA().get_params()) - fixed
+            if not any(f"{name}=" in str(exc) for name in own):
+                raise
+            raise ValueError(f"the PA base (its settings {', '.join(sorted(own))} go in base_params = {{ ... }}): "
+                             f"{exc}") from None
     elif name == "mlp":
         for key, value in (("hidden", hidden), ("epochs", epochs), ("batch_size", batch_size)):
             positive_int(key, value)

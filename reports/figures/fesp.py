@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from matplotlib.colors import TwoSlopeNorm
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
@@ -79,16 +78,16 @@ def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp") -> Figu
     ax = axes[0][0]
     nominal = results.nominal_percent
     spread = max(5.0, float(np.nanmax(np.abs(grid.to_numpy() - nominal))))
-    # white at the nominal level, as far each way as the data go, and no further up than 100%
-    norm = TwoSlopeNorm(vcenter=nominal, vmin=nominal - spread, vmax=min(100.0, nominal + spread))
-    image = ax.imshow(grid.to_numpy(), cmap="RdBu", norm=norm, aspect="auto")
+    # white at the nominal level, a point of coverage one step of colour either way
+    image = ax.imshow(grid.to_numpy(), cmap="RdBu", vmin=nominal - spread, vmax=nominal + spread, aspect="auto")
     for (i, j), value in np.ndenumerate(grid.to_numpy()):
         ax.text(j, i, f"{value:.0f}", ha="center", va="center", fontsize=6.5,
                 color=text_colour_on(image.cmap(image.norm(value))))
     ax.set_xticks(range(24), hours)
     ax.set_yticks(range(len(runs)), grid.index)
     ax.set_xlabel("hour of day")
-    fig.colorbar(image, ax=ax, label=f"coverage % (white = nominal {nominal:g}%)")
+    bar = fig.colorbar(image, ax=ax, label=f"coverage % (white = nominal {nominal:g}%)")
+    bar.ax.set_ylim(nominal - spread, min(100.0, nominal + spread))  # no coverage above 100% on its scale
     span = describe_test_span(results, runs[0].task_id, daily=True)
     ax.set_title(f"fesp: coverage per hour of day, test span {span}")
     return fig

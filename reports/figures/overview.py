@@ -100,6 +100,7 @@ def _place_setting_names(fig: Figure, names: dict[Axes, list[Annotation]]) -> No
             ax.set_title(f"{titles[ax]}; {count} of {len(names[ax])} names hidden" if count else titles[ax],
                          fontsize=9)
         crowded = any(hidden.values())
-        fig.suptitle(f"{suptitle[:-1]}; names hidden where they would overlap: the tables have them)" if crowded
+        fig.suptitle(f"{suptitle[:-1]}; names hidden where they would overlap or cover another point: the tables "
+                     "have them)" if crowded
                      else suptitle, wrap=True)
     place_labels(fig, names, sides)
