@@ -14,6 +14,7 @@ from pibench import load_results, run
 from pibench.data_loaders.problems import SeriesProblem, SetData
 from pibench.data_loaders.registry import load_dataset
 from pibench.methods.catalog import import_method_file
+from tests.test_method_author_loop import SUITE as LOOP_SUITE
 
 METHODS = '''
 import warnings
@@ -96,18 +97,7 @@ class FailsAfterChanging(Gauss):
         raise RuntimeError("a bug further down")
 '''
 
-SUITE = '''
-name = "ro"
-seeds = [0]
-protocol = { kind = "online", window = 100, retrain_every = 50 }
-
-[[datasets]]
-name = "ar"
-params = { n_train = 200, n_test = 200 }
-
-[[methods]]
-name = "autoreg"
-'''
+SUITE = LOOP_SUITE.replace('name = "loop"', 'name = "ro"').replace('"rolling_gauss"', '"autoreg"')
 
 
 SETS = '''
