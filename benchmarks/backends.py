@@ -53,11 +53,12 @@ def available_cores() -> int:
 WORKERS_PER_CORE = 8
 
 
-def check_workers(n_jobs: int, threads: int, backend: str = "loky", scheduler: str | None = None) -> None:
+def check_workers(n_jobs: int, threads: int, backend: str = "loky", scheduler: str | None = None,
+                  jobs_name: str = "n_jobs") -> None:
     """ValueError (with the fix) for a worker or thread count this machine cannot serve: threads per task
     at most its cores, local workers at most :data:`WORKERS_PER_CORE` per core (a remote dask cluster
-    brings its own)."""
-    for name, value in (("n_jobs", n_jobs), ("threads", threads)):
+    brings its own). ``jobs_name``: what the caller calls ``n_jobs``."""
+    for name, value in ((jobs_name, n_jobs), ("threads", threads)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
     cores = available_cores()

@@ -21,7 +21,7 @@ from pibench.benchmarks.protocols import SeriesSchedule, check_protocol, series_
 from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.shipping import ship
 from pibench.benchmarks.suite import RUNNER_SET, Task, check_runner_set
-from pibench.data_loaders.fingerprint import contents_digest, problem_fingerprint, sha256_of, source_files
+from pibench.data_loaders.fingerprint import metadata_digest, problem_fingerprint, sha256_of, source_files
 from pibench.data_loaders.paths import DATASET_FILES, DataNotFoundError, data_path, unpublished_file_line
 from pibench.data_loaders.problems import Problem, SeriesProblem, SetProblem
 from pibench.data_loaders.registry import load_dataset
@@ -110,19 +110,19 @@ def current_method_class(name: str, notes: dict[str, None]) -> type[IntervalMeth
 
 class LoadedData(NamedTuple):
     """A task's problem, its fingerprint, the {path: sha256} of the files it was read from, and the
-    :func:`~pibench.data_loaders.fingerprint.contents_digest` it was loaded with."""
+    :func:`~pibench.data_loaders.fingerprint.metadata_digest` it was loaded with."""
 
     problem: Problem
     fingerprint: str
     files: dict[str, str]
-    contents: str
+    metadata: str
 
 
 @functools.lru_cache(maxsize=4)
 def _cached_problem(name: str, params_json: str, seed: int, replicate: int, data_dir: str | None,
                     expected: str | None) -> LoadedData:
     problem = load_dataset(name, json.loads(params_json), seed=seed, replicate=replicate, data_dir=data_dir)
-    return LoadedData(problem, problem_fingerprint(problem), source_files(problem), contents_digest(problem))
+    return LoadedData(problem, problem_fingerprint(problem), source_files(problem), metadata_digest(problem))
 
 
 def load_task_data(task: Task, data_dir: str | None, expected: str | None = None) -> LoadedData:
@@ -159,16 +159,15 @@ class DataChanged(ValueError):
 
 
 def check_data_untouched(task: Task, loaded: LoadedData) -> None:
-    """Raise :class:`DataChanged` if the problem ``task`` ran on no longer has the contents it was loaded with
-    (:func:`~pibench.data_loaders.fingerprint.contents_digest`: arrays and metadata): its method changed them
-    in place, behind their read-only flag (a torch tensor sharing their memory, ``setflags(write=True)``, a
-    metadata entry replaced). The worker's cached copy is dropped, so the tasks after it load the data again."""
-    now = contents_digest(loaded.problem)
-    if now != loaded.contents:
+    """Raise :class:`DataChanged` if the problem ``task`` ran on no longer has the fingerprint and metadata
+    digest it was loaded with: its method changed them in place, behind their read-only flag (a torch tensor
+    sharing their memory, ``setflags(write=True)``, a metadata entry replaced). The worker's cached copy is
+    dropped, so the tasks after it load the data again."""
+    problem = loaded.problem
+    if problem_fingerprint(problem) != loaded.fingerprint or metadata_digest(problem) != loaded.metadata:
         _cached_problem.cache_clear()
-        raise DataChanged(f"method {task.config['method']['name']!r} changed the data it was given in place "
-                          f"(contents {loaded.contents[:12]}, after the task {now[:12]}), so its numbers are not "
-                          f"stored; {COPY_THE_DATA}.")
+        raise DataChanged(f"method {task.config['method']['name']!r} changed the data it was given in place, so "
+                          f"its numbers are not stored; {COPY_THE_DATA}.")
 
 
 def _message(exc: Exception) -> str:
@@ -353,14 +352,14 @@ def _few_units_note(label: str, problem: SetProblem) -> list[str]:
     """A line for a sets dataset with fewer than :data:`FEW_TEST_SEQUENCES` test sequences, or test groups
     where its sequences come in groups (the statistics' units)."""
     n = problem.test.n
-    groups = None if problem.test_clusters is None else len(set(problem.test_clusters))
-    if n >= FEW_TEST_SEQUENCES and (groups is None or groups >= FEW_TEST_SEQUENCES):
-        return []
+    groups = len(set(problem.test_clusters or ()))
     if n < FEW_TEST_SEQUENCES:
         return [f"dataset {label!r} has {n} test sequence(s): its joint coverage moves in steps of {100 / n:.3g} "
                 "points and says little (COVID-19 has 80); give more sequences or a larger test share"]
-    return [f"dataset {label!r} has {n} test sequences in {groups} group(s), which its intervals, tests and MCS "
-            "count as units: they say little; give more groups or a larger test share"]
+    if 0 < groups < FEW_TEST_SEQUENCES:
+        return [f"dataset {label!r} has {n} test sequences in {groups} group(s), which its intervals, tests and "
+                "MCS count as units: they say little; give more groups or a larger test share"]
+    return []
 
 
 def _same_split_notes(fingerprints: dict[str, list[str]]) -> list[str]:
@@ -449,9 +448,8 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             c = tasks[i].config
             cls = classes.get(c["method"]["name"])
             protocol = json.dumps(c["protocol"], sort_keys=True)
-            if cls is None or protocol in wrong_protocols or (isinstance(problem, SeriesProblem) and
-                                                                protocol not in schedules):
-                continue  # its problem is noted
+            if cls is None or (isinstance(problem, SeriesProblem) and protocol not in schedules):
+                continue  # its problem is noted (a wrong protocol, one the series cannot hold, its class)
             task = tasks[i]
             try:
                 steps, fits = _check_task(task, problem, cls, schedules.get(protocol))

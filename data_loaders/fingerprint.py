@@ -59,11 +59,12 @@ def problem_fingerprint(problem: Problem) -> str:
     return h.hexdigest()[:20]
 
 
-def contents_digest(problem: Problem) -> str:
-    """sha256 of everything of ``problem`` a method can reach: its fingerprint and its metadata (the oracle's
-    means, a loader's notes), the values of dicts, lists and tuples in order, arrays by their bytes. What a
-    worker compares after a task, to catch a method that changed the problem it shares with the next."""
-    h = hashlib.sha256(problem_fingerprint(problem).encode())
+def metadata_digest(problem: Problem) -> str:
+    """sha256 of the metadata of ``problem`` (the oracle's means, a loader's notes), the values of dicts, lists
+    and tuples in order, arrays by their bytes: with :func:`problem_fingerprint`, everything of the problem a
+    method can reach, which a worker compares after a task to catch a method that changed the problem it
+    shares with the next."""
+    h = hashlib.sha256()
 
     def add(value, path: str) -> None:
         if isinstance(value, np.ndarray):

@@ -369,13 +369,12 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     """
     import warnings
 
+    from pibench.benchmarks.backends import check_workers
     from pibench.benchmarks.runner import run_tasks
 
     if errors not in ERRORS:
         raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}.")
-    for name, value in (("jobs", jobs), ("threads", threads)):  # (the runner's own check says n_jobs)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name}={value!r} must be a whole number >= 1.")
+    check_workers(jobs, threads, backend, scheduler, jobs_name="jobs")  # (the runner checks them as n_jobs)
     if results_dir is None or not isinstance(results_dir, (str, Path)):
         raise ValueError(f"results_dir={results_dir!r} must be a folder path, e.g. results_dir='results'.")
     if not isinstance(progress, bool) and progress != "lines":

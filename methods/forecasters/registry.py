@@ -21,19 +21,18 @@ def check_forecaster(name: str, *, hidden: int, epochs: int, lr: float, momentum
         raise ValueError(f"base_params set the PA base's other settings; base={name!r} takes none. Remove them.")
     if name == "pa":
         fixed = {"alpha", "random_state", "hidden", "epochs", "lr", "momentum", "batch_size"}
-        unknown = sorted(set(base_params or {}) - (set(PA().get_params()) - fixed))
+        settings = sorted(set(PA().get_params()) - fixed)  # what base_params may set
+        unknown = sorted(set(base_params or {}) - set(settings))
         if unknown:
-            raise ValueError(f"base_params has no key(s) {unknown}; the PA base takes "
-                             f"{sorted(set(PA().get_params()) - fixed)} (hidden, epochs, lr, momentum and "
-                             "batch_size are the method's own parameters).")
+            raise ValueError(f"base_params has no key(s) {unknown}; the PA base takes {settings} (hidden, epochs, "
+                             "lr, momentum and batch_size are the method's own parameters).")
         try:
             PA(hidden=hidden, epochs=epochs, lr=lr, momentum=momentum, batch_size=batch_size,
                **(base_params or {})).check_params()
         except ValueError as exc:  # where the fix is a setting of base_params, say so
-            own = set(PA().get_params()) - fixed
-            if not any(f"{name}=" in str(exc) for name in own):
+            if not any(f"{key}=" in str(exc) for key in settings):
                 raise
-            raise ValueError(f"the PA base (its settings {', '.join(sorted(own))} go in base_params = {{ ... }}): "
+            raise ValueError(f"the PA base (its settings {', '.join(settings)} go in base_params = {{ ... }}): "
                              f"{exc}") from None
     elif name == "mlp":
         for key, value in (("hidden", hidden), ("epochs", epochs), ("batch_size", batch_size)):

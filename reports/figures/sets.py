@@ -56,11 +56,10 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     per_horizon, joint = [], []
     for r in records:
         p = results.predictions(r["task_id"])
-        lower, upper = (p["lower"].to_numpy(float), p["upper"].to_numpy(float))
-        if "length_cap" in r:
-            lower, upper = cap_bounds(lower, upper, tuple(r["length_cap"]))
-        by_horizon = pd.DataFrame({"width": upper - lower, "infinite": ~np.isfinite(p["lower"].to_numpy(float))
-                                   | ~np.isfinite(p["upper"].to_numpy(float))}).groupby(p["horizon"].to_numpy())
+        lower, upper = p["lower"].to_numpy(float), p["upper"].to_numpy(float)
+        infinite = ~np.isfinite(lower) | ~np.isfinite(upper)
+        lower, upper = cap_bounds(lower, upper, tuple(r["length_cap"]))
+        by_horizon = pd.DataFrame({"width": upper - lower, "infinite": infinite}).groupby(p["horizon"].to_numpy())
         width, infinite = by_horizon["width"].mean().to_numpy(), by_horizon["infinite"].sum().to_numpy()
         for h, (cov, w, n) in enumerate(zip(r["per_horizon_coverage"], width, infinite), start=1):
             per_horizon.append({"method": r["method"], "setting": r["setting"], "seed": r["seed"], "horizon": h,
