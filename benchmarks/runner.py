@@ -409,7 +409,8 @@ LOKY_WORKER_RESTART = "A worker stopped while some jobs were given to the execut
 
 def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int = 1,
               data_dir: str | None = None, threads: int = 1, progress: bool | str = True, device: str = "cpu",
-              backend: str = "loky", scheduler: str | None = None, batch_cells: bool | None = None) -> RunReport:
+              backend: str = "loky", scheduler: str | None = None, batch_cells: bool | None = None,
+              on_start: Callable[[int, int], None] | None = None) -> RunReport:
     """Check everything, execute the unfinished tasks, then rewrite ``summary.csv`` from the store.
 
     Before any work: the results dir must be usable, the device and backend
@@ -423,7 +424,8 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     ``backend`` 'loky' (this machine) or 'dask' (``scheduler`` address, else a local cluster).
     ``batch_cells`` (default: on a GPU only) trains each cell's networks as one (:func:`cells`);
     on the CPU every task trains alone, as it always has. ``progress``: True a bar, False nothing,
-    "lines" one line per finished task on stderr (for logs).
+    "lines" one line per finished task on stderr (for logs). ``on_start(tasks, to_run)``, if given, is called
+    once every check passed, before any work.
     """
     check_workers(n_jobs, threads, backend, scheduler)
     check_backend(backend, scheduler)
@@ -445,6 +447,8 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         store.mark_requested([t.task_id for t in tasks])
         todo = [t for t in tasks if why[t.task_id] is not None]
         redone = _why_again(todo, why, store)
+        if on_start is not None:
+            on_start(len(tasks), len(todo))
         executed: list[dict] = []
         if todo:
             chunks, dependent, dropped = _plan_shared_fits(todo, results_dir, data_dir, device)

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
     from matplotlib.figure import Figure
 
@@ -350,7 +352,8 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
         seeds: list[int] | None = None, alpha: float | list[float] | None = None, quick: bool = False,
         jobs: int = 1, threads: int = 1, device: str | None = None, backend: str = "loky",
         scheduler: str | None = None, results_dir: str | Path = "results", data_dir: str | Path | None = None,
-        progress: bool | str = True, errors: str = "warn", yes: bool = False) -> Results:
+        progress: bool | str = True, errors: str = "warn", yes: bool = False,
+        on_start: Callable[[int, int], None] | None = None) -> Results:
     """Run a suite (a built-in name or a TOML file; default: the built-in synthetic ``default``) and return
     its results; finished tasks are kept, so a second call only computes what is missing.
 
@@ -365,7 +368,8 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     left out on datasets they cannot serve, a method imported again, a data file other than the published one,
     ...: ``results.run_report.notes``) are warnings too, unless 'ignore'. A selection of more than
     :data:`LARGE_RUN` tasks (a grid typed too long, say) is refused unless ``yes=True``. A dask scheduler lost
-    mid-run raises :class:`~pibench.ClusterLost` (the finished tasks are stored).
+    mid-run raises :class:`~pibench.ClusterLost` (the finished tasks are stored). ``on_start(tasks, to_run)``,
+    if given, is called once every check passed, before any work (the command line says there what it runs).
     """
     import warnings
 
@@ -388,7 +392,7 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
                          "(run(..., yes=True)) to run them all.")
     report = run_tasks(tasks, str(results_dir), n_jobs=jobs, data_dir=None if data_dir is None else str(data_dir),
                        threads=threads, progress=progress, device=device or loaded.get("device", "cpu"),
-                       backend=backend, scheduler=scheduler)
+                       backend=backend, scheduler=scheduler, on_start=on_start)
     results = load_results(results_dir)
     results.run_report = report
     if errors != "ignore":

@@ -43,16 +43,20 @@ def _run(args: argparse.Namespace) -> int:
     defined = _import_plugins(args)
     suite, tasks = suite_tasks(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds,
                                quick=args.quick, alpha=args.alpha)
-    print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {len(tasks)} task(s) -> {args.results_dir}")
     running = {task.config["method"]["name"] for task in tasks}
     idle = sorted(set(defined) - running)
     if idle:  # a plugin is run only where the suite or --methods names it
         print(f"note: {', '.join(f'{name!r} (from {defined[name]})' for name in idle)} is in no task of this run; "
               f"name it to run it: --methods {' '.join(idle + sorted(running))}")
+
+    def started(count: int, to_run: int) -> None:  # once every check passed: nothing is said of a refused run
+        print(f"suite {suite['name']!r}{' (quick)' if args.quick else ''}: {count} task(s), {to_run} to run "
+              f"-> {args.results_dir}", flush=True)
     results = run(args.suite, methods=args.methods, datasets=args.datasets, seeds=args.seeds, alpha=args.alpha,
                   quick=args.quick, jobs=args.jobs, threads=args.threads, device=args.device, backend=args.backend,
                   scheduler=args.scheduler, results_dir=args.results_dir, data_dir=args.data_dir,
-                  progress="lines" if args.progress_lines else not args.no_progress, errors="ignore", yes=args.yes)
+                  progress="lines" if args.progress_lines else not args.no_progress, errors="ignore", yes=args.yes,
+                  on_start=started)
     report = results.run_report
     assert report is not None  # run() always reports
     for line in report.notes:

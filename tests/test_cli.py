@@ -18,11 +18,14 @@ def test_default_run_meets_the_acceptance_check(tmp_path, capsys):
     split = summary[(summary.method == "aci") & (summary.setting == "gamma=0")]
     assert (split["n_test"] >= 2000).all()
     assert split["coverage"].between(0.87, 0.93).all()
-    assert "| default | ar1 | aci | gamma=0 |" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "| default | ar1 | aci | gamma=0 |" in out
+    assert f"suite 'default': {len(summary)} task(s), {len(summary)} to run -> {tmp_path}" in out
 
     # a second run finds every task finished
     assert main(["run", "--results-dir", str(tmp_path), "--no-progress"]) == 0
-    assert "ran 0, skipped" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{len(summary)} task(s), 0 to run" in out and "ran 0, skipped" in out
 
     assert main(["report", "--results-dir", str(tmp_path)]) == 0
     assert (tmp_path / "summary.md").read_text().startswith("| suite | dataset | method")

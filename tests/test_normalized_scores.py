@@ -68,7 +68,9 @@ def test_score_is_checked_before_any_work(tmp_path, capsys):
     suite = tmp_path / "s.toml"
     suite.write_text('[[datasets]]\nname = "ar"\n[[methods]]\nname = "aci"\nparams = { score = "relative" }\n')
     assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 2
-    assert "score='relative'; choose one of ['absolute', 'normalized']" in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert "score='relative'; choose one of ['absolute', 'normalized']" in err
+    assert "task(s)" not in out  # a refused run announces no tasks
 
 
 def test_the_garch_scale_follows_its_recursion_with_the_parameters_arch_fits():
