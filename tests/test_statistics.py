@@ -381,3 +381,23 @@ def test_the_comparison_figure_keeps_close_calls_readable_beside_rows_far_out(st
     series = results.figure("comparison-stats-ar")
     assert "Diebold-Mariano, EWC variance" in series.axes[0].get_title()
     close(series)
+
+
+def test_rows_ranked_over_more_groups_come_first_across_datasets():
+    """A row ranked first on the one dataset it runs on is listed after the rows ranked over both datasets, whatever
+    its mean rank; among rows over as many groups, the lower mean rank first."""
+    from pibench.reports.statistics import GroupComparison
+    from pibench.reports.summary import comparison_tables
+
+    def group(dataset, losses):
+        table = pd.DataFrame([{"suite": "s", "dataset": dataset, "alpha": 0.1, "method": method, "setting": "",
+                               "mean_loss": loss, "seeds": 1, "in_mcs": True, "kind": "series",
+                               "reference": "lone", "compared_seeds": (0,)} for method, loss in losses.items()])
+        return GroupComparison(("s", dataset, 0.1, "lone", ""), table)
+
+    groups = {("s", "a", 0.1): group("a", {"lone": 1.0, "both_worse": 3.0, "both_better": 2.0}),
+              ("s", "b", 0.1): group("b", {"both_worse": 5.0, "both_better": 4.0})}
+    across = comparison_tables(groups).split("### Comparisons across datasets")[1]
+    rows = [[cell.strip() for cell in line.split("|")[2:6]] for line in across.splitlines() if line.startswith("| s |")]
+    # (method, setting, groups, mean rank): by hand: (1 + 2) / 2 and (2 + 3) / 2 over both datasets, 1 on "a" alone
+    assert rows == [["both_better", "", "2", "1.500"], ["both_worse", "", "2", "2.500"], ["lone", "", "1", "1.000"]]
