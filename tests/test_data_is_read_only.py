@@ -185,3 +185,23 @@ def test_a_cell_whose_training_changed_its_data_trains_each_task_alone_on_the_da
     assert [r["status"] for r in records] == ["ok"] * 3
     assert all("changed the data it was given in place" in r["cell"]["error"] for r in records)
     assert [r["predictions_sha256"] for r in records] == [r["predictions_sha256"] for r in alone]
+
+
+def test_a_table_in_the_metadata_is_digested_by_its_values_not_its_display():
+    """A DataFrame's repr follows display options and elides middle rows: the digest reads its labels and values,
+    so a display setting changes nothing and a middle row's change is seen."""
+    import pandas as pd
+
+    from pibench.data_loaders.fingerprint import metadata_digest
+
+    problem = load_dataset("ar", {}, seed=0)
+    table = pd.DataFrame({"a": np.arange(200.0), "b": ["x"] * 200})
+    problem.metadata["table"] = table.copy()
+    digest = metadata_digest(problem)
+    with pd.option_context("display.max_rows", 4, "display.precision", 1):
+        assert metadata_digest(problem) == digest
+    problem.metadata["table"].iloc[100, 0] = -1.0
+    assert metadata_digest(problem) != digest
+    for other in (table.rename(columns={"a": "c"}), table.set_index(np.arange(1, 201))):
+        problem.metadata["table"] = other
+        assert metadata_digest(problem) != digest
