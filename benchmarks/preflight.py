@@ -14,6 +14,7 @@ import functools
 import inspect
 import json
 import re
+import threading
 import warnings
 from typing import NamedTuple
 
@@ -118,15 +119,17 @@ class LoadedData(NamedTuple):
     metadata: str
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=8)
 def _cached_problem(name: str, params_json: str, seed: int, replicate: int, data_dir: str | None,
-                    expected: str | None) -> LoadedData:
+                    expected: str | None, thread: int) -> LoadedData:
     problem = load_dataset(name, json.loads(params_json), seed=seed, replicate=replicate, data_dir=data_dir)
     return LoadedData(problem, problem_fingerprint(problem), source_files(problem), metadata_digest(problem))
 
 
 def load_task_data(task: Task, data_dir: str | None, expected: str | None = None) -> LoadedData:
-    """The task's dataset, cached per process: many tasks share one.
+    """The task's dataset, cached per thread of a process: many tasks share one, one at a time (the tasks of a
+    dask worker's threads each have their own, so a method that changes its data in place is caught in its own
+    task, never in a concurrent one's).
 
     ``expected`` (the fingerprint a bound task was given) is part of the cache key,
     so a worker that outlives one run never serves another run the data it cached
@@ -134,7 +137,7 @@ def load_task_data(task: Task, data_dir: str | None, expected: str | None = None
     """
     d = task.config["dataset"]
     return _cached_problem(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed, task.config["seed"],
-                           data_dir, expected)
+                           data_dir, expected, threading.get_ident())
 
 
 def task_problem(task: Task, data_dir: str | None) -> LoadedData:

@@ -205,3 +205,25 @@ def test_a_table_in_the_metadata_is_digested_by_its_values_not_its_display():
     for other in (table.rename(columns={"a": "c"}), table.set_index(np.arange(1, 201))):
         problem.metadata["table"] = other
         assert metadata_digest(problem) != digest
+
+
+def test_each_thread_of_a_worker_has_its_own_copy_so_a_change_is_blamed_on_its_own_task():
+    """A dask worker of several threads runs tasks side by side in one process: each thread loads its own
+    problem, so one task's change in place fails that task and leaves a concurrent task's data unchanged."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pibench.api import suite_tasks
+    from pibench.benchmarks.preflight import DataChanged, check_data_untouched, load_task_data
+
+    task = suite_tasks(methods=["aci"], datasets=["ar1"], seeds=[0], quick=True)[1][0]
+    here = load_task_data(task, None)
+    assert load_task_data(task, None) is here  # one thread's tasks share one load
+    with ThreadPoolExecutor(1) as pool:
+        there = pool.submit(load_task_data, task, None).result()
+    assert there is not here and there.fingerprint == here.fingerprint
+    y = there.problem.y
+    y.setflags(write=True)  # what a method behind the flag does
+    y[0] += 1.0
+    check_data_untouched(task, here)  # the concurrent task's data are as loaded
+    with pytest.raises(DataChanged, match="changed the data it was given in place"):
+        check_data_untouched(task, there)
