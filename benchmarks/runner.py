@@ -244,7 +244,7 @@ def _trained_together(tasks: list[Task], data_dir: str | None, threads: int, dev
     with task_runtime(threads, device):
         trained = [task_method(task) for task in tasks]
         datas: list = []  # what each task's first fit sees: a series window, or (train, calibration)
-        loaded = [task_problem(task, data_dir) for task in tasks]  # held: the cache keeps but 4
+        loaded = [task_problem(task, data_dir) for task in tasks]  # held: the cache keeps a few
         for task, problem in zip(tasks, (data.problem for data in loaded)):
             if isinstance(problem, SeriesProblem):
                 schedule = series_schedule(problem, **task.config["protocol"])
