@@ -27,6 +27,7 @@ class AgACI(SplitConformalMethod):
 
     Infinite expert bounds are replaced before aggregating by a finite cap: the
     current window's target range widened by its span on each side (per series).
+    Finite bounds are aggregated as they are, beyond the cap too (SPEC §3.3).
     """
 
     name = "agaci"
@@ -61,8 +62,8 @@ class AgACI(SplitConformalMethod):
         point = self._point(X)[0]  # (G,)
         width, empty = aci_width(self.sorted_scores_, self.alpha_t_)  # (K, G)
         width = self._to_raw_width(width)
-        lower_k = np.maximum(point - width, self.cap_[0])
-        upper_k = np.minimum(point + width, self.cap_[1])
+        lower_k = np.where(np.isfinite(width), point - width, self.cap_[0])  # only infinite bounds are capped
+        upper_k = np.where(np.isfinite(width), point + width, self.cap_[1])
         lower, upper = self.boa_lower_.predict(lower_k), self.boa_upper_.predict(upper_k)
         self.n_crossed_ += int((lower > upper).sum())
         self.experts_ = (point - width, point + width, empty, lower_k, upper_k, lower, upper)
