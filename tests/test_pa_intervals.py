@@ -85,10 +85,10 @@ def test_linear_gaussian_reduces_exactly_to_ols(hessian):
     np.testing.assert_allclose(point[:, 0], pred.predicted_mean, rtol=1e-10)
     np.testing.assert_allclose(np.sqrt(var_mu[:, 0]), pred.se_mean, rtol=1e-8)
     np.testing.assert_allclose(np.sqrt(var_total[:, 0]), pred.se_obs, rtol=1e-8)
-    # the SPEC's literal reading would be off by ~3% here: sigma2 = RSS/(n - R - 1) (also in the
+    # the paper's literal reading (§4) would be off by ~3% here: sigma2 = RSS/(n - R - 1) (also in the
     # Hessian, so varsigma2 = n * var_mu * (n - 4)/(n - 5)) and varsigma2/(n - R), R = 4
-    spec_literal = res.ssr / (n - 5) + var_mu[:, 0] * n / (n - 5)
-    assert np.all(np.abs(spec_literal / pred.se_obs**2 - 1) > 1e-2)
+    paper_literal = res.ssr / (n - 5) + var_mu[:, 0] * n / (n - 5)
+    assert np.all(np.abs(paper_literal / pred.se_obs**2 - 1) > 1e-2)
 
 
 def test_linear_gaussian_bounds_match_statsmodels_large_n():

@@ -20,8 +20,8 @@ model; pruned entries are held fixed at exactly 0 (whatever the module stores).
   training residuals' covariance (the horizons' errors are correlated), and the quantile of the
   max of the correlated normal (:mod:`pibench.methods.pa.joint_band`).
 
-Normalisation (decided by the OLS test in tests/test_pa_intervals.py). SPEC §3.1 reads
-``varsigma2/(n - R) + sigma2_hat`` with ``sigma2_hat = RSS/(n - R - 1)``. For a linear
+Normalisation (decided by the OLS test in tests/test_pa_intervals.py; SPEC §3.1 adopts it). The paper's
+§4 reads ``varsigma2/(n - R) + sigma2_hat`` with ``sigma2_hat = RSS/(n - R - 1)``. For a linear
 model mu = x'beta (R = p + 1 coefficients, intercept included, Hess mu = 0) one has
 A = X'X / (n sigma2_hat), so varsigma2(x0) = n sigma2_hat x0'(X'X)^{-1} x0 and
 the variance of mu-hat(x0) is varsigma2 / n, not varsigma2 / (n - R). The
@@ -31,7 +31,7 @@ sigma2_ols = RSS/(n - p - 1) = RSS/(n - R) is then reproduced exactly by
     varsigma2 / n + sigma2_hat,   sigma2_hat = RSS / (n - R)      (dof_offset = 0, default).
 
 (Equivalently: compute A with the maximum-likelihood variance RSS/n and divide by
-n - R; the two readings give identical numbers.) ``dof_offset=1`` gives the SPEC's
+n - R; the two readings give identical numbers.) ``dof_offset=1`` gives the paper's
 literal RSS/(n - R - 1), which differs from OLS by a factor (n - R)/(n - R - 1).
 
 Singular / indefinite A (redundant weights, a near-linear regime, or a non-convex
