@@ -9,9 +9,11 @@ code: the current code's if it has records (pibench's code version, and the
 plugin source of the method as loaded now, where known), else the newest; among
 those configurations, the one a run asked for last (a run notes the tasks it asks
 for, run or found done: the full suite after its ``--quick`` variant shows the full
-suite again), else the newest. Within it, each seed's finished record before a
-failed one, then the newest. Records whose data file on disk no longer has the
-checksum they were computed on are left out first. Everything left out is
+suite again), else the newest. Within it, each seed's record on the data a run
+asked for last (the same entry run on two copies of a file, or from two data
+directories), its finished record before a failed one, then the newest. Records
+whose data file on disk no longer has the checksum they were computed on are
+left out first. Everything left out is
 returned with the reason.
 """
 
@@ -114,18 +116,32 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
             return v[0] == code_version, v[1] == loaded_json, newest[v]
 
         pick = max(newest, key=rank)
-        seeds: dict = {}
-        for record in sorted(group, key=lambda r: (r["status"] == "ok", r.get("started_at") or ""), reverse=True):
+        by_seed: dict = {}
+        for record in group:
             if _variant(record) != pick:
                 left_out.append(LeftOut(record["task_id"], f"superseded: the table shows this suite entry's "
                                                            "configuration a run asked for last and its code "
                                                            f"({_why_other(record, pick)} here)"))
-            elif record["seed"] in seeds:
-                kept = seeds[record["seed"]]
-                same = ("same configuration, code and seed" if _data_of(record) == _data_of(kept) else
-                        "same configuration, code and seed; its data differ (another file or data directory)")
-                left_out.append(LeftOut(record["task_id"], f"superseded by task {kept['task_id']} ({same})"))
             else:
-                seeds[record["seed"]] = record
-        chosen.extend(seeds.values())
+                by_seed.setdefault(record["seed"], []).append(record)
+        for records_of_seed in by_seed.values():
+            kept, others = _seed_record(records_of_seed, requested)
+            chosen.append(kept)
+            for record in others:
+                same = ("same configuration, code and seed" if _data_of(record) == _data_of(kept) else
+                        "same configuration, code and seed; its data differ (another file or data directory), and "
+                        "a run asked for that task's data last")
+                left_out.append(LeftOut(record["task_id"], f"superseded by task {kept['task_id']} ({same})"))
     return chosen, left_out
+
+
+def _seed_record(records: list[dict], requested: dict[str, str]) -> tuple[dict, list[dict]]:
+    """(the record a table shows for one seed of a row, the others): on the data a run asked for last (two
+    copies of a file, both still on disk or both gone, cannot tell otherwise), its finished record before a
+    failed one, then the newest."""
+    def latest(record: dict) -> str:
+        return max(record.get("started_at") or "", requested.get(record["task_id"], ""))
+
+    data = _data_of(max(records, key=latest))
+    ordered = sorted(records, key=lambda r: (_data_of(r) == data, r["status"] == "ok", latest(r)), reverse=True)
+    return ordered[0], ordered[1:]

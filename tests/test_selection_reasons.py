@@ -86,3 +86,41 @@ name = "oracle"
     (line,) = report.redone
     assert line.startswith("ar / autoreg default / seed 0 / alpha 0.1 (task ")
     assert line.endswith("its configuration changed since the last run of this row: method.params.lags 1, now 2")
+
+
+def test_a_seed_shows_the_data_a_run_asked_for_last_not_the_record_started_last():
+    """One entry run on copy a, on copy b, then on a again (found done): both files still read as they were, so
+    only the runs' requests tell which data the table is about; a run on a whose task failed shows that failure,
+    not b's finished numbers."""
+    a, b = record("a", "fp-a", "2026-01-01T10:00"), record("b", "fp-b", "2026-01-01T11:00")
+    requested = {"a": "2026-01-01T12:00", "b": "2026-01-01T11:00"}
+    chosen, (out,) = select_current([a, b], "v1", requested=requested)
+    assert [r["task_id"] for r in chosen] == ["a"]
+    assert out.task_id == "b" and "its data differ" in out.reason and "asked for that task's data last" in out.reason
+    failed = {**a, "status": "error"}
+    assert [r["task_id"] for r in select_current([failed, b], "v1", requested=requested)[0]] == ["a"]
+    retried = {**record("a2", "fp-a", "2026-01-01T09:00")}  # an older finished record on the same data as a
+    chosen, _ = select_current([failed, b, retried], "v1", requested=requested)
+    assert [r["task_id"] for r in chosen] == ["a2"]  # on the data asked for, the finished record first
+
+
+def test_runs_on_two_copies_of_a_file_show_the_copy_the_last_run_used(tmp_path, monkeypatch):
+    """The same CSV entry run from two folders whose files differ (y and 10 y), then from the first again: the
+    third run finds its task done and its table shows the first folder's lengths, not the second's."""
+    import numpy as np
+    import pandas as pd
+
+    from pibench import load_results, run
+
+    y = np.cumsum(np.random.default_rng(0).standard_normal(400)) * 0.1 + np.sin(np.arange(400))
+    for folder, scale in (("A", 1.0), ("B", 10.0)):
+        (tmp_path / folder).mkdir()
+        pd.DataFrame({"y": scale * y}).to_csv(tmp_path / folder / "data.csv", index=False)
+    lengths = {}
+    for folder in ("A", "B", "A"):
+        monkeypatch.chdir(tmp_path / folder)
+        results = run(datasets=["csv:data.csv:y"], methods=["autoreg"], results_dir=tmp_path / "r", progress=False)
+        lengths.setdefault(folder, []).append(float(results.summary["mean_length"].iloc[0]))
+    assert lengths["B"][0] > 5 * lengths["A"][0]
+    assert lengths["A"][1] == lengths["A"][0]  # was B's
+    assert float(load_results(tmp_path / "r").summary["mean_length"].iloc[0]) == lengths["A"][0]
