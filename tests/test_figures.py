@@ -619,3 +619,19 @@ def test_a_point_name_never_lies_over_another_point():
         assert not any(box.x0 <= x <= box.x1 and box.y0 <= y <= box.y1 for x, y in others), label.get_text()
     long = labels[0]
     assert not long.get_visible() or long.get_window_extent(renderer).x1 > marks[1][0] + 40  # not over 85.5
+
+
+def test_every_setting_of_a_method_looks_its_own_in_the_tables_order():
+    """fesp's 30 ACI gammas: no two draw alike (dash, marker fill and shade together; 4 dashes alone repeated every
+    4th), and the figures list settings as the tables do: period=7 before period=14, gamma=5e-06 before 0.01."""
+    from pibench.methods.agaci import GAMMA_GRID
+    from pibench.reports.figures.style import BUILTIN_STYLES, in_setting_order, setting_style
+
+    settings = [f"gamma={g:g}" for g in GAMMA_GRID]
+    rows = pd.DataFrame({"method": "aci", "setting": settings[::-1]})
+    looks = [BUILTIN_STYLES["aci"].line(setting_style("aci", s, rows)) for s in settings]
+    assert len({(str(k["linestyle"]), k["fillstyle"], k["color"]) for k in looks}) == 30
+    assert looks[0]["linestyle"] == "-" and looks[0]["color"] == BUILTIN_STYLES["aci"].colour  # gamma=0: plain
+    items = [(("band", "period=14,widen=1"), 0), (("band", "period=7,widen=1.5"), 1), (("aci", "gamma=0.01"), 2),
+             (("aci", "gamma=5e-06"), 3)]
+    assert [value for _, value in in_setting_order(items)] == [3, 2, 1, 0]

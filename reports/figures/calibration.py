@@ -8,7 +8,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import figure_styles, hide_spare_panels, legend_outside, new_figure, setting_style
+from pibench.reports.figures.style import (
+    figure_styles,
+    hide_spare_panels,
+    in_setting_order,
+    legend_outside,
+    new_figure,
+    setting_style,
+)
 
 
 def calibration_datasets(results: StoredResults) -> list[tuple[str, str]]:
@@ -36,7 +43,7 @@ def calibration_figure(results: StoredResults) -> Figure | None:
         part = rows[(rows["suite"] == suite) & (rows["dataset"] == dataset)]
         means = part.groupby(["method", "setting", "alpha"], sort=True)["coverage"].mean().reset_index()
         several = set(part.groupby("method")["setting"].nunique().loc[lambda n: n > 1].index)
-        for (method, setting), line in means.groupby(["method", "setting"], sort=True):
+        for (method, setting), line in in_setting_order(means.groupby(["method", "setting"])):
             line = line.sort_values("alpha", ascending=False)
             label = f"{method} {setting}" if method in several else method
             ax.plot(100 * (1 - line["alpha"]), 100 * line["coverage"], label=label,

@@ -6,7 +6,14 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, nominal_line, setting_style
+from pibench.reports.figures.style import (
+    figure_styles,
+    in_setting_order,
+    legend_outside,
+    new_figure,
+    nominal_line,
+    setting_style,
+)
 from pibench.reports.summary import with_volatility_thirds
 
 THIRDS = (("coverage_vol_low", "calm third"), ("coverage_vol_mid", "middle third"),
@@ -31,17 +38,17 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     x = np.arange(len(THIRDS))
     several = set(rows.groupby("method")["setting"].nunique().loc[lambda n: n > 1].index)
     styles = figure_styles(rows["method"])
-    for (method, setting), values in means.iterrows():
+    for (method, setting), values in in_setting_order(means.iterrows()):
         label = f"{method} {setting}" if method in several else method
         # a third no step falls in (a two-valued scale's middle) is NaN: the line breaks there, no line across it
         ax.plot(x, 100 * values.to_numpy(float), label=label,
                 **styles[method].line(setting_style(method, setting, rows)))
     nominal_line(ax, results.nominal_percent)
     ax.set_xticks(x, [name for _, name in THIRDS])
-    ax.set(xlabel="test steps ranked by volatility", ylabel="coverage (%)",
-           title=f"{dataset} ({suite}): coverage of the {results.nominal_percent:g}% intervals by volatility third"
+    ax.set(xlabel="test steps ranked by volatility", ylabel="coverage (%)")
+    ax.set_title(f"{dataset} ({suite}): coverage of the {results.nominal_percent:g}% intervals by volatility third"
                  + ("\n(no step in the middle third: its volatilities are tied)"
-                    if means["coverage_vol_mid"].isna().all() else ""))
+                    if means["coverage_vol_mid"].isna().all() else ""), wrap=True)  # a long name breaks, not cut
     ax.grid(alpha=0.3)
     legend_outside(fig, [ax])
     return fig

@@ -7,7 +7,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import figure_styles, legend_outside, new_figure, setting_style
+from pibench.reports.figures.style import figure_styles, in_setting_order, legend_outside, new_figure, setting_style
 from pibench.reports.paper_tables import order_selection_comparison
 
 
@@ -24,7 +24,7 @@ def order_selection_figure(results: StoredResults, suite: str = "ar_order") -> F
     for row, process in zip(axes, processes):
         part = table[table["process"] == process].sort_values("window")
         for col, (metric, label) in zip(row, metrics):
-            for (method, setting), line in part.groupby(["method", "setting"], sort=True):
+            for (method, setting), line in in_setting_order(part.groupby(["method", "setting"])):
                 col.plot(line["window"], line[metric], label=f"{method} {setting}",
                          **styles[method].line(setting_style(method, setting, part)))
             paper = part.drop_duplicates("window")

@@ -12,6 +12,7 @@ from pibench.reports.figures.style import (
     NOMINAL_STYLE,
     LineKwargs,
     figure_styles,
+    in_setting_order,
     legend_outside,
     new_figure,
     setting_style,
@@ -68,7 +69,7 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
                       "joint": 100 * r["joint_coverage"]})
     per_horizon, joint = pd.DataFrame(per_horizon), pd.DataFrame(joint)
     styles = figure_styles(per_horizon["method"])
-    groups = list(per_horizon.groupby(["method", "setting"], sort=True))
+    groups = in_setting_order(per_horizon.groupby(["method", "setting"]))
     fig, axes = new_figure(15, max(3.8, 0.32 * len(groups) + 1.6), 1, 3)
     cov_ax, width_ax, joint_ax = axes[0]
     labels = []

@@ -8,8 +8,9 @@ members of a family apart: every built-in method has its own (colour, marker)
 pair, the same in every figure. Methods pibench does not know (plugins) draw
 from other markers (so they never look like a built-in), starting at a stable
 hash of their name; where two of them would look alike in one figure, the later
-one (by name) takes the next free marker (:func:`figure_styles`). Line styles
-tell the settings of one method apart (:func:`setting_style`).
+one (by name) takes the next free marker (:func:`figure_styles`). Dash patterns,
+hollow markers and lighter shades tell the settings of one method apart, in the
+tables' order (:func:`setting_style`).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PathCollection
+from matplotlib.colors import to_hex, to_rgb
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation
+
+from pibench.reports.summary import setting_sort_key
 
 if TYPE_CHECKING:
     from matplotlib.typing import LegendLocType
@@ -39,6 +43,22 @@ BROWN, PINK, DARK_PURPLE = "#CA9161", "#FBAFE4", "#6B3FA0"
 ORACLE_COLOUR = "#777777"
 
 
+#: What tells the settings of one method apart, in turn: 8 dash patterns, then hollow markers, then lighter shades
+#: of the method's colour (48 settings of one method before two look alike).
+DASHES: list = ["-", "--", ":", "-.", (0, (5, 1)), (0, (1, 3)), (0, (3, 1, 1, 1, 1, 1)), (0, (8, 3, 2, 3))]
+FILLS = ["full", "none"]
+SHADES = [0.0, 0.4, 0.65]  # the share of white mixed into the colour
+
+
+@dataclass(frozen=True)
+class SettingLook:
+    """How one setting of a method differs from its others: dash pattern, marker fill, lighter colour."""
+
+    linestyle: object = "-"
+    fillstyle: str = "full"
+    shade: float = 0.0
+
+
 @dataclass(frozen=True)
 class MethodStyle:
     """How one method is drawn: colour, marker, and a line width (the oracle's is thick)."""
@@ -47,10 +67,14 @@ class MethodStyle:
     marker: str
     linewidth: float = 1.4
 
-    def line(self, linestyle: str = "-", markersize: float = 4) -> dict:
-        """Keyword arguments of ``Axes.plot`` for a line of this method."""
-        return {"color": self.colour, "marker": self.marker, "linestyle": linestyle, "linewidth": self.linewidth,
-                "markersize": markersize + (2 if self.marker == "*" else 0),
+    def line(self, setting: SettingLook | None = None, markersize: float = 4) -> dict:
+        """Keyword arguments of ``Axes.plot`` for a line of this method (one setting of it: :func:`setting_style`)."""
+        look = setting or SettingLook()
+        r, g, b = to_rgb(self.colour)
+        shaded = to_hex((r + (1 - r) * look.shade, g + (1 - g) * look.shade, b + (1 - b) * look.shade))
+        colour = shaded if look.shade else self.colour
+        return {"color": colour, "marker": self.marker, "linestyle": look.linestyle, "fillstyle": look.fillstyle,
+                "linewidth": self.linewidth, "markersize": markersize + (2 if self.marker == "*" else 0),
                 **({"alpha": 0.7, "zorder": 1} if self.colour == ORACLE_COLOUR else {})}
 
     def points(self, size: float = 26) -> dict:
@@ -298,10 +322,16 @@ def text_colour_on(rgba) -> str:
     return "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.179 else "black"
 
 
-LINE_STYLES = ["-", "--", ":", "-."]
+def setting_style(method: str, setting: str, rows) -> SettingLook:
+    """The look telling ``setting`` apart from the method's other settings in ``rows`` (colour and marker tell
+    the method), by its place in the tables' natural order (gamma=0.001 before gamma=0.01)."""
+    settings = sorted(rows.loc[rows["method"] == method, "setting"].unique(), key=setting_sort_key)
+    i = settings.index(setting)
+    return SettingLook(DASHES[i % len(DASHES)], FILLS[i // len(DASHES) % len(FILLS)],
+                       SHADES[i // (len(DASHES) * len(FILLS)) % len(SHADES)])
 
 
-def setting_style(method: str, setting: str, rows) -> str:
-    """The line style telling apart the settings of one method (colour and marker tell the method)."""
-    settings = sorted(rows.loc[rows["method"] == method, "setting"].unique())
-    return LINE_STYLES[settings.index(setting) % len(LINE_STYLES)]
+def in_setting_order(groups: Iterable) -> list:
+    """``(method, setting), ...`` items (a groupby's) by method, then setting in the tables' natural order, so a
+    legend lists period=7 before period=14."""
+    return sorted(groups, key=lambda item: (item[0][0], setting_sort_key(item[0][1])))
