@@ -32,7 +32,7 @@ params = { path = "load.csv", target = "load", features = ["temperature"], time 
 
 [[methods]]
 name = "aci"
-grid = { gamma = [0.0, 0.01] }
+grid = { gamma = [0.0, 0.01], score = ["absolute", "normalized"] }
 params = { base = "linear" }
 
 [[methods]]
@@ -50,8 +50,10 @@ print(results.summary[["method", "setting", "coverage", "coverage_vol_low", "cov
                        "winkler"]].round(3).to_string(index=False))
 
 # %% [markdown]
-# Normalized scores follow the seasons' volatility; absolute ones cover the calm season too much and the
-# volatile one too little.
+# On absolute scores split conformal (ACI gamma=0) covers the calm season too much and the volatile one too
+# little; scores normalized by a causal volatility estimate cover both near 90%, at a lower interval score.
+# The quantile tracker moves its radius step by step and covers both seasons on absolute scores already:
+# normalizing its scores lowers its interval score a little and covers the calm season less.
 
 # %%
 results.figure("conditional_coverage").savefig("conditional_coverage.png", dpi=90)
