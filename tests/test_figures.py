@@ -166,6 +166,24 @@ def test_rolling_coverage_small_multiples(fesp_store):
     close(fig)
 
 
+def test_interval_bands_mark_infinite_bounds_and_count_them():
+    """An infinite bound is drawn a span beyond the truth, where nothing told it from a wide finite one: an
+    arrow marks each (up for an upper bound, down for a lower), and the panel's title counts them."""
+    width = np.full((60, 1), 1.6)
+    width[[3, 10, 11], 0] = np.inf
+    fig = interval_bands_figure(stored([series_run("default", "ar1", "aci", "gamma=0.05", width, groups=1)]),
+                                "default", "ar1")
+    (ax,) = axes_of(fig)
+    assert ax.get_title().endswith("; 3 infinite (arrows)")
+    arrows = [c for c in ax.collections if isinstance(c, PathCollection) and len(c.get_offsets()) == 3]
+    assert len(arrows) == 2  # the three steps' upper and lower bounds
+    truth = np.concatenate([c.get_offsets()[:, 1] for c in ax.collections
+                            if isinstance(c, PathCollection) and c not in arrows and len(c.get_offsets())])
+    up, down = sorted(arrows, key=lambda c: -c.get_offsets()[:, 1].mean())
+    assert (up.get_offsets()[:, 1] > truth.max()).all() and (down.get_offsets()[:, 1] < truth.min()).all()
+    close(fig)
+
+
 def test_interval_bands_count_the_misses(fesp_store):
     fig = interval_bands_figure(fesp_store, "fesp", "fesp")
     for ax, run in zip(axes_of(fig), headline_runs(fesp_store, "fesp", "fesp")):

@@ -72,7 +72,8 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
 def interval_bands_figure(results: StoredResults, suite: str, dataset: str, group: str | None = None,
                           steps: int | None = None) -> Figure | None:
     """Intervals over a span of test steps for one series: the band, the truth as points, misses as red
-    crosses; one panel per method. Default: fesp's last 14 days at 18:00, else the first 100 steps."""
+    crosses, an infinite bound drawn a span beyond the truth with an arrow there; one panel per method.
+    Default: fesp's last 14 days at 18:00, else the first 100 steps."""
     runs = headline_runs(results, suite, dataset)
     if not runs:
         return None
@@ -97,7 +98,13 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
         miss = (p["y"] < p["lower"]) | (p["y"] > p["upper"])
         ax.scatter(x[~miss.to_numpy()], p["y"][~miss], s=10, color="black", zorder=3)
         ax.scatter(x[miss.to_numpy()], p["y"][miss], s=28, marker="x", color="#D00000", zorder=4)
-        ax.set_title(f"{run.label}: {int(miss.sum())} miss(es) of {len(p)}", fontsize=9)
+        for bound, drawn, arrow in ((p["upper"], upper, "^"), (p["lower"], lower, "v")):
+            beyond = ~np.isfinite(bound.to_numpy())  # an infinite bound: an arrow where its band is cut off
+            ax.scatter(x[beyond], drawn[beyond], s=24, marker=arrow, color=colour, edgecolors="black",
+                       linewidths=0.5, zorder=5)
+        infinite = int((~np.isfinite(p["lower"]) | ~np.isfinite(p["upper"])).sum())
+        ax.set_title(f"{run.label}: {int(miss.sum())} miss(es) of {len(p)}"
+                     + (f"; {infinite} infinite (arrows)" if infinite else ""), fontsize=9)
         ax.set_ylabel("target (EUR/MWh)" if dataset == "fesp" else "target")
         ax.grid(alpha=0.3)
     for ax in axes.ravel():
