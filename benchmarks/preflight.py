@@ -16,6 +16,7 @@ import json
 import re
 import threading
 import warnings
+import weakref
 from typing import NamedTuple
 
 from pibench.benchmarks.protocols import SeriesSchedule, check_protocol, series_schedule
@@ -119,11 +120,35 @@ class LoadedData(NamedTuple):
     metadata: str
 
 
-@functools.lru_cache(maxsize=8)
-def _cached_problem(name: str, params_json: str, seed: int, replicate: int, data_dir: str | None,
-                    expected: str | None, thread: int) -> LoadedData:
+def _load_problem(name: str, params_json: str, seed: int, replicate: int, data_dir: str | None,
+                  expected: str | None) -> LoadedData:
     problem = load_dataset(name, json.loads(params_json), seed=seed, replicate=replicate, data_dir=data_dir)
     return LoadedData(problem, problem_fingerprint(problem), source_files(problem), metadata_digest(problem))
+
+
+#: Every live thread's problem cache, for :func:`clear_problem_caches` (a thread's goes with it).
+_CACHES: weakref.WeakSet = weakref.WeakSet()
+_CACHES_LOCK = threading.Lock()
+
+
+class _ThreadCache(threading.local):
+    """Each thread's own cache of the last few problems it loaded."""
+
+    def __init__(self) -> None:
+        self.load = functools.lru_cache(maxsize=4)(_load_problem)
+        with _CACHES_LOCK:
+            _CACHES.add(self.load)
+
+
+_THREAD_CACHE = _ThreadCache()
+
+
+def clear_problem_caches() -> None:
+    """Forget every thread's loaded problems (files may have changed since they were read)."""
+    with _CACHES_LOCK:
+        caches = list(_CACHES)
+    for cache in caches:
+        cache.cache_clear()
 
 
 def load_task_data(task: Task, data_dir: str | None, expected: str | None = None) -> LoadedData:
@@ -133,11 +158,11 @@ def load_task_data(task: Task, data_dir: str | None, expected: str | None = None
 
     ``expected`` (the fingerprint a bound task was given) is part of the cache key,
     so a worker that outlives one run never serves another run the data it cached
-    before the file changed; :func:`prepare_tasks` clears the cache of unbound loads.
+    before the file changed; :func:`prepare_tasks` clears the caches of unbound loads.
     """
     d = task.config["dataset"]
-    return _cached_problem(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed, task.config["seed"],
-                           data_dir, expected, threading.get_ident())
+    return _THREAD_CACHE.load(d["name"], json.dumps(d["params"], sort_keys=True), task.data_seed,
+                              task.config["seed"], data_dir, expected)
 
 
 def task_problem(task: Task, data_dir: str | None) -> LoadedData:
@@ -164,11 +189,11 @@ class DataChanged(ValueError):
 def check_data_untouched(task: Task, loaded: LoadedData) -> None:
     """Raise :class:`DataChanged` if the problem ``task`` ran on no longer has the fingerprint and metadata
     digest it was loaded with: its method changed them in place, behind their read-only flag (a torch tensor
-    sharing their memory, ``setflags(write=True)``, a metadata entry replaced). The worker's cached copy is
+    sharing their memory, ``setflags(write=True)``, a metadata entry replaced). The thread's cached copy is
     dropped, so the tasks after it load the data again."""
     problem = loaded.problem
     if problem_fingerprint(problem) != loaded.fingerprint or metadata_digest(problem) != loaded.metadata:
-        _cached_problem.cache_clear()
+        _THREAD_CACHE.load.cache_clear()
         raise DataChanged(f"method {task.config['method']['name']!r} changed the data it was given in place, so "
                           f"its numbers are not stored; {COPY_THE_DATA}.")
 
@@ -405,7 +430,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     the law is unknown); any other problem is an error, and so is a run left with
     nothing to do.
     """
-    _cached_problem.cache_clear()  # files may have changed since this process last loaded them
+    clear_problem_caches()  # files may have changed since this process last loaded them
     problems: dict[str, None] = {}  # ordered and unique
     notes: dict[str, None] = dict.fromkeys(getattr(tasks, "notes", []))
     not_applicable: dict[str, None] = {}

@@ -220,10 +220,33 @@ def test_each_thread_of_a_worker_has_its_own_copy_so_a_change_is_blamed_on_its_o
     assert load_task_data(task, None) is here  # one thread's tasks share one load
     with ThreadPoolExecutor(1) as pool:
         there = pool.submit(load_task_data, task, None).result()
-    assert there is not here and there.fingerprint == here.fingerprint
-    y = there.problem.y
-    y.setflags(write=True)  # what a method behind the flag does
-    y[0] += 1.0
-    check_data_untouched(task, here)  # the concurrent task's data are as loaded
-    with pytest.raises(DataChanged, match="changed the data it was given in place"):
-        check_data_untouched(task, there)
+        assert there is not here and there.fingerprint == here.fingerprint
+        y = there.problem.y
+        y.setflags(write=True)  # what a method behind the flag does
+        y[0] += 1.0
+        check_data_untouched(task, here)  # the concurrent task's data are as loaded
+        with pytest.raises(DataChanged, match="changed the data it was given in place"):
+            pool.submit(check_data_untouched, task, there).result()
+        assert pool.submit(load_task_data, task, None).result() is not there  # that thread loads anew
+    assert load_task_data(task, None) is here  # and this one keeps its own
+
+
+def test_a_worker_of_many_threads_keeps_each_threads_load():
+    """Twelve threads loading one dataset side by side, twice each: every thread finds its own first load again
+    (one cache of 8 shared by all threads evicted some before their second load)."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pibench.api import suite_tasks
+    from pibench.benchmarks.preflight import load_task_data
+
+    task = suite_tasks(methods=["aci"], datasets=["ar1"], seeds=[0], quick=True)[1][0]
+    together = threading.Barrier(12)
+
+    def twice() -> bool:
+        first = load_task_data(task, None)
+        together.wait(timeout=60)  # every thread has loaded once before any loads again
+        return load_task_data(task, None) is first
+
+    with ThreadPoolExecutor(12) as pool:
+        assert all(pool.map(lambda _: twice(), range(12)))
