@@ -26,8 +26,10 @@ class AgACI(SplitConformalMethod):
     pinball loss (levels alpha/2 and 1 - alpha/2).
 
     Infinite expert bounds are replaced before aggregating by a finite cap: the
-    current window's target range widened by its span on each side (per series).
-    Finite bounds are aggregated as they are, beyond the cap too (SPEC §3.3).
+    current window's target range widened by its span on each side (per series),
+    or the widest finite expert's bound where that is wider, so that an expert
+    covering everything is never the narrowest. Finite bounds are aggregated as
+    they are (SPEC §3.3).
     """
 
     name = "agaci"
@@ -62,8 +64,13 @@ class AgACI(SplitConformalMethod):
         point = self._point(X)[0]  # (G,)
         width, empty = aci_width(self.sorted_scores_, self.alpha_t_)  # (K, G)
         width = self._to_raw_width(width)
-        lower_k = np.where(np.isfinite(width), point - width, self.cap_[0])  # only infinite bounds are capped
-        upper_k = np.where(np.isfinite(width), point + width, self.cap_[1])
+        infinite = np.isinf(width)  # only infinite bounds are capped (a NaN stays, and the interval says so)
+        lower_k, upper_k = point - width, point + width
+        # the cap, widened to the widest finite expert: an expert that covers everything is never the narrowest
+        cap_lower = np.fmin(self.cap_[0], np.where(infinite, np.inf, lower_k).min(axis=0))
+        cap_upper = np.fmax(self.cap_[1], np.where(infinite, -np.inf, upper_k).max(axis=0))
+        lower_k = np.where(infinite, cap_lower, lower_k)
+        upper_k = np.where(infinite, cap_upper, upper_k)
         lower, upper = self.boa_lower_.predict(lower_k), self.boa_upper_.predict(upper_k)
         self.n_crossed_ += int((lower > upper).sum())
         self.experts_ = (point - width, point + width, empty, lower_k, upper_k, lower, upper)

@@ -313,6 +313,26 @@ def test_agaci_infinite_expert_bounds_are_capped():
     assert np.isfinite(m.boa_lower_.R).all() and np.isfinite(m.boa_upper_.R).all()
 
 
+def test_agaci_infinite_expert_is_never_narrower_than_a_finite_one():
+    """An expert at alpha_t <= 0 covers everything; where a finite expert reaches past the window's cap (point 5:
+    upper 14.1 > 13), the infinite one takes that finite bound, not the narrower cap."""
+    m = prime(AgACI(alpha=0.1, gammas=(0.0, 0.5), base="linear"), SCORES, WINDOW_Y)
+    one_step(m, 0.0, 1000.0)  # a sure miss: gamma 0.5's alpha_t goes to -0.35, its interval infinite
+    m.predict_interval(np.array([[[5.0]]]))
+    _, raw_upper, _, lower_k, upper_k, _, _ = m.experts_
+    assert raw_upper[1, 0] == np.inf
+    np.testing.assert_allclose(upper_k[:, 0], [14.1, 14.1])  # the widest finite bound, past the cap 13
+    np.testing.assert_allclose(lower_k[:, 0], [-4.1, -11.0])  # the cap, wider than any finite bound
+
+
+def test_agaci_a_nan_expert_bound_is_an_error_not_a_capped_interval():
+    """A NaN calibration score makes a NaN width: it stays NaN (only infinite bounds are capped), and the
+    interval's own check names it, where replacing it by the cap would have hidden it."""
+    m = prime(AgACI(alpha=0.1, gammas=(0.0, 0.01), base="linear"), np.r_[np.arange(1.0, 10.0), np.nan], WINDOW_Y)
+    with pytest.raises(ValueError, match="NaN"):
+        m.predict_interval(np.array([[[0.0]]]))
+
+
 def test_gamma_grid_matches_spec():
     assert len(GAMMA_GRID) == 30 and GAMMA_GRID[0] == 0.0
     assert list(GAMMA_GRID) == sorted(set(GAMMA_GRID))
