@@ -62,20 +62,25 @@ def problem_fingerprint(problem: Problem) -> str:
 
 def metadata_digest(problem: Problem) -> str:
     """sha256 of the metadata of ``problem`` (the oracle's means, a loader's notes), the values of dicts, lists
-    and tuples in order, arrays by their bytes, pandas objects by their labels and values (not their repr, which
-    follows display options and elides middle rows), anything else by its repr: with :func:`problem_fingerprint`, everything of the problem a
-    method can reach, which a worker compares after a task to catch a method that changed the problem it
-    shares with the next."""
+    and tuples in order, arrays by their bytes, pandas objects by their names, labels and values (not their
+    repr, which follows display options and elides middle rows), anything else by its repr: with
+    :func:`problem_fingerprint`, everything of the problem a method can reach, which a worker compares after a
+    task to catch a method that changed the problem it shares with the next."""
     h = hashlib.sha256()
 
     def add(value, path: str) -> None:
         if isinstance(value, np.ndarray):
             _add_array(h, path, value)
         elif isinstance(value, (pd.DataFrame, pd.Series, pd.Index)):
-            h.update(f"{path}:{type(value).__name__}{value.shape};".encode())
+            names = {"name": getattr(value, "name", None), "index": list(getattr(value, "index", value).names)}
+            h.update(f"{path}:{type(value).__name__}{value.shape};{names!r};".encode())
             if isinstance(value, pd.DataFrame):
                 _add_array(h, f"{path}.columns", value.columns.to_numpy())
-            _add_array(h, f"{path}.values", pd.util.hash_pandas_object(value, index=True).to_numpy())
+            try:
+                cells = pd.util.hash_pandas_object(value, index=True)
+            except TypeError:  # cells that cannot be hashed (lists, dicts, arrays): by their text
+                cells = pd.util.hash_pandas_object(value.astype(str), index=True)
+            _add_array(h, f"{path}.values", cells.to_numpy())
         elif isinstance(value, dict):
             h.update(f"{path}:dict{len(value)};".encode())
             for key in sorted(value, key=str):

@@ -202,7 +202,13 @@ def test_a_table_in_the_metadata_is_digested_by_its_values_not_its_display():
         assert metadata_digest(problem) == digest
     problem.metadata["table"].iloc[100, 0] = -1.0
     assert metadata_digest(problem) != digest
-    for other in (table.rename(columns={"a": "c"}), table.set_index(np.arange(1, 201))):
+    for other in (table.rename(columns={"a": "c"}), table.set_index(np.arange(1, 201)), table.rename_axis("day")):
+        problem.metadata["table"] = other
+        assert metadata_digest(problem) != digest
+    series = pd.Series([[1, 2], {"k": 3}, np.arange(2)], name="mixed")  # cells pandas cannot hash: by their text
+    problem.metadata["table"] = series
+    digest = metadata_digest(problem)
+    for other in (series.rename("other"), pd.Series([[1, 2], {"k": 4}, np.arange(2)], name="mixed")):
         problem.metadata["table"] = other
         assert metadata_digest(problem) != digest
 
