@@ -11,12 +11,14 @@ a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
   estimator of Lazarus, Lewis, Stock & Watson (2018), the mean of the squared first nu cosine transforms
   Lambda_j = sqrt(2 / n) sum_t cos(pi j (t - 1/2) / n) (d_t - mean(d)), against Student's t with nu
   degrees of freedom (fixed-smoothing asymptotics, exact for Gaussian white noise at a given nu; Coroneo &
-  Iacone 2020 recommend it for DM). nu is floor(n^(1/3)) (at most Lazarus et al.'s floor(0.4 n^(2/3))), made
+  Iacone 2020 recommend it for DM). nu is floor(n^(1/3)) (pibench's choice, for the measurements below; at
+  most Lazarus et al.'s floor(0.4 n^(2/3))), made
   smaller for persistent differences: at most floor(n / S) with S Andrews' (1991) AR(1) plug-in bandwidth
   1.1447 (a n)^(1/3), a = 4 rho^2 / ((1 - rho)^2 (1 + rho)^2), rho the lag-1 autoregression of d (|rho| at
   most 0.99). Interval scores of sliding-window methods are persistent (rho 0.9 and more), where the
   Newey-West estimator with the usual lag rejected a true null about a quarter of the time at 5% and with
-  Andrews' lag 9-16% (rho 0.9-0.97, n = 1,000); this rule 6% and 7% (2,000 draws). A persistent part under
+  Andrews' lag 9-16% (rho 0.9-0.97, n = 1,000); this rule 6% and 8% (2,000-4,000 draws; at 0.97 Andrews'
+  cap binds before n^(1/3) does, so the floor(0.4 n^(2/3)) rule gave the same). A persistent part under
   the noise of the misses has a small lag-1 correlation, which Andrews' rule cannot see: two bands of equal
   expected score, one wider where a slow factor (AR(1) 0.97) is high and the other where it is low, over a
   year of days (lag-1 0.4), were told apart at 5% 33-35% of the time with Lazarus et al.'s 20 terms, 15%
