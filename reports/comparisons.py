@@ -37,10 +37,10 @@ a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
   Diebold-Mariano's test above at 1 - level. arch's bootstrap MCS (``arch.bootstrap.MCS``, stationary
   bootstrap, Politis-White's block) dropped one of two equal rows with AR(1) 0.9 loss differences 19-22% of
   the time at 10% (n = 1,000-2,000; four rows 19%), some of ten equal rows over 365 days 30% (AR(1) 0.5);
-  this one 10-13% (four rows 14%) and 11-12%, 48 rows over 365 days 11-12% (AR(1) 0.5 and 0.9), two bands
-  under a stochastic volatility (above) 13-15% (25% and 22% with Lazarus et al.'s terms). Exchangeable
-  sequences keep arch's MCS with the i.i.d. bootstrap, and so does a series whose EWC variance of some pair
-  is rounding only.
+  this one 10-13% (four rows 14%) and 11-12%, 48 rows over 365 days 12-13% (AR(1) 0.5; 16-17% at AR(1)
+  0.9, with either rule's terms), two bands under a stochastic volatility (above) 13-15% (25% and 22% with
+  Lazarus et al.'s terms). Exchangeable sequences keep arch's MCS with the i.i.d. bootstrap, and so does a
+  series whose EWC variance of some pair is rounding only.
 """
 
 from __future__ import annotations
