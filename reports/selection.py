@@ -130,7 +130,7 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
             for record in others:
                 same = ("same configuration, code and seed" if _data_of(record) == _data_of(kept) else
                         "same configuration, code and seed; its data differ (another file or data directory), and "
-                        "a run asked for that task's data last")
+                        "that task's was asked for or run last")
                 left_out.append(LeftOut(record["task_id"], f"superseded by task {kept['task_id']} ({same})"))
     return chosen, left_out
 
