@@ -31,6 +31,7 @@ from pibench.data_loaders.validation import did_you_mean
 from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
 from pibench.methods.catalog import get_method
 from pibench.methods.code_identity import method_code_identity, reload_if_stale, snapshots
+from pibench.reports.comparisons import MIN_UNITS
 
 
 class SetupError(ValueError):
@@ -381,13 +382,18 @@ def _few_units_note(label: str, problem: SetProblem) -> list[str]:
     where its sequences come in groups (the statistics' units)."""
     n = problem.test.n
     groups = len(set(problem.test_clusters or ()))
-    if n < FEW_TEST_SEQUENCES:
-        return [f"dataset {label!r} has {n} test sequence(s): its joint coverage moves in steps of {100 / n:.3g} "
-                "points and says little (COVID-19 has 80); give more sequences or a larger test share"]
-    if 0 < groups < FEW_TEST_SEQUENCES:
-        return [f"dataset {label!r} has {n} test sequences in {groups} group(s), which its intervals, tests and "
-                "MCS count as units: they say little; give more groups or a larger test share"]
-    return []
+    few_groups = 0 < groups < FEW_TEST_SEQUENCES
+    if n >= FEW_TEST_SEQUENCES and not few_groups:
+        return []
+    units = groups or n
+    says = ([f"its joint coverage moves in steps of {100 / n:.3g} points"] if n < FEW_TEST_SEQUENCES else []) + (
+        [f"its intervals, tests and MCS count its {groups} group(s) as units"] if few_groups else [])
+    if units < MIN_UNITS:
+        says.append("no Diebold-Mariano test or MCS can compare methods on them")
+    where = f"{n} test sequence(s)" + (f" in {groups} group(s)" if groups else "")
+    return [f"dataset {label!r} has {where}: {', '.join(says[:-1]) + ' and ' if len(says) > 1 else ''}{says[-1]}; "
+            f"they say little (COVID-19 has 80 sequences); give more {'groups' if groups else 'sequences'} or a "
+            "larger test share"]
 
 
 def _same_split_notes(fingerprints: dict[str, list[str]]) -> list[str]:

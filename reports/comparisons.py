@@ -57,6 +57,8 @@ from pibench.reports.bootstrap_ci import block_length
 
 #: The MCS keeps the rows whose elimination p-value exceeds 1 - MCS_LEVEL.
 MCS_LEVEL = 0.9
+#: Fewer resampling units than this (test sequences or groups, test steps) give no DM test and no MCS.
+MIN_UNITS = 3
 
 
 def andrews_bandwidth(d: np.ndarray) -> float:
@@ -101,11 +103,13 @@ def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = T
                     level: float = 0.9) -> DieboldMariano:
     """Diebold-Mariano for losses (n,) of a row and of the reference on the same units: EWC variance and
     t_nu for a series (``dependent``), the sample variance and t_(n-1) for exchangeable units (module
-    docstring)."""
+    docstring). Fewer than :data:`MIN_UNITS` units: the mean difference only, the rest NaN."""
     d = np.asarray(loss, dtype=float) - np.asarray(reference, dtype=float)
     n = len(d)
-    mean = float(d.mean())
-    if n < 3 or np.ptp(d) == 0:
+    mean = float(d.mean()) if n else math.nan
+    if n < MIN_UNITS:  # one or two units are no evidence either way: no test
+        return DieboldMariano(mean, math.nan, math.nan, math.nan, math.nan, n, 0)
+    if np.ptp(d) == 0:  # the same difference at every unit: exact
         return DieboldMariano(mean, mean, mean, 0.0 if mean == 0 else math.copysign(math.inf, mean),
                               1.0 if mean == 0 else 0.0, n, n - 1)
     if dependent:

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pibench.reports.comparisons import MIN_UNITS
 from pibench.reports.metrics import ROLLING_WINDOW, VOLATILITY_THIRDS
 from pibench.reports.statistics import paired_seeds
 
@@ -459,8 +460,9 @@ def comparison_tables(groups: dict) -> str:
         paired = paired_seeds(table)  # None unless some row has seeds another lacks
         for r in _sorted(table, ["method", "setting"]).itertuples():
             difference = "reference" if pd.isna(getattr(r, "difference", float("nan"))) else (
-                f"{format_number(r.difference, sign='+')} [{format_number(r.difference_ci_low, sign='+')}, "
-                f"{format_number(r.difference_ci_high, sign='+')}]")
+                format_number(r.difference, sign="+") + ("" if pd.isna(r.difference_ci_low) else
+                                                         f" [{format_number(r.difference_ci_low, sign='+')}, "
+                                                         f"{format_number(r.difference_ci_high, sign='+')}]"))
             rows.append({"method": r.method, "setting": r.setting, **({"seeds": r.seeds} if paired else {}),
                          "interval score": format_number(r.mean_loss), "difference [90% CI]": difference,
                          "DM p": _p(getattr(r, "dm_p", float("nan"))),
@@ -472,6 +474,10 @@ def comparison_tables(groups: dict) -> str:
         on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on {paired}, the ones every row has; the "
                     "interval score is each row's mean over all its seeds, so a difference need not equal the "
                     "difference of two scores shown." if paired else "")
+        units = int(table["units"].iloc[0]) if "units" in table else MIN_UNITS
+        if units < MIN_UNITS:
+            on_seeds += (f"\n\nOnly {units} test unit(s) (sequences, or their groups) to compare on: no "
+                         "Diebold-Mariano test and no MCS; give more test sequences or groups.")
         parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
                      f"{table['reference'].iloc[0]} (the lowest mean score{lowest_on}){on_seeds}\n\n"
                      + _markdown(pd.DataFrame(rows)))

@@ -373,9 +373,10 @@ def test_a_split_fixed_for_every_seed_or_few_test_groups_get_a_note(tmp_path):
 
     assert notes(split_column="part") == ["dataset 'mine': its 2 seeds give the same sequences and split (its "
                                           "split is fixed, e.g. by a split_column): only the methods' seeds differ"]
-    assert notes(group_column="patient") == ["dataset 'mine' has 60 test sequences in 6 group(s), which its "
-                                             "intervals, tests and MCS count as units: they say little; give more "
-                                             "groups or a larger test share"]
+    assert notes(group_column="patient") == ["dataset 'mine' has 60 test sequence(s) in 6 group(s): its "
+                                             "intervals, tests and MCS count its 6 group(s) as units; they say "
+                                             "little (COVID-19 has 80 sequences); give more groups or a larger "
+                                             "test share"]
     assert notes(split_column="part", group_column="patient") == notes(group_column="patient") + notes(
         split_column="part")
 
@@ -436,3 +437,29 @@ def test_a_sets_dataset_with_few_test_sequences_gets_a_note(tmp_path):
     assert len(results.run_report.executed) == 1
     (note,) = [n for n in results.run_report.notes if "test sequence(s)" in n]
     assert "has 4 test sequence(s)" in note and "steps of 25 points" in note
+
+
+def test_two_test_groups_are_no_evidence_for_a_comparison(tmp_path):
+    """Sequences of 10 patients, 2 of them in the test part: the difference of two methods' scores is shown, but
+    no DM test or MCS (on one or two units it reported p = 0.00* with a CI of one value); the run's note and the
+    table say why."""
+    from pibench import run
+    from pibench.reports.summary import comparison_tables
+
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    frame = pd.read_csv(path)
+    frame.assign(patient="pt" + (frame["id"].str[1:].astype(int) // 2).astype(str)).to_csv(path, index=False)
+    suite = tmp_path / "suite.toml"
+    suite.write_text(f'datasets = [{{ name = "csv_sets", params = {{ path = "{path}", input_length = 6, '
+                     'horizon = 3, group_column = "patient" } }]\nmethods = [{ name = "cfrnn", params = { epochs = 1 '
+                     '} }, { name = "mqrnn", params = { epochs = 1 } }]\n')
+    results = run(str(suite), results_dir=str(tmp_path / "r"), progress=False, errors="ignore")
+    (note,) = [n for n in results.run_report.notes if "test sequence(s)" in n]
+    assert "in 2 group(s)" in note and "no Diebold-Mariano test or MCS" in note
+    table = results.compare()
+    assert (table["units"] == 2).all() and table["dm_p"].isna().all() and table["in_mcs"].isna().all()
+    assert table["difference"].notna().sum() == 1  # the difference itself is what it is
+    text = comparison_tables(results.statistics.groups)
+    assert "Only 2 test unit(s)" in text and "[+nan" not in text
+    (name,) = [n for n in results.figure_names if n.startswith("comparison")]
+    assert "only 2 test unit(s): no CI, no MCS" in results.figure(name).axes[0].get_title()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.figure import Figure
 
+from pibench.reports.comparisons import MIN_UNITS
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import figure_styles, new_figure
 from pibench.reports.statistics import paired_seeds
@@ -59,8 +60,11 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     paired = paired_seeds(table)
     paired = f"; paired on {paired}, the ones every row has" if paired else ""
     variance = "" if sets else ", EWC variance"
-    ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}; bars: 90% CI "
-                 f"(Diebold-Mariano{variance}); filled: in the 90% MCS{paired}", fontsize=9, wrap=True)
+    units = int(table["units"].iloc[0]) if "units" in table else MIN_UNITS
+    what = (f"bars: 90% CI (Diebold-Mariano{variance}); filled: in the 90% MCS" if units >= MIN_UNITS else
+            f"only {units} test unit(s): no CI, no MCS")
+    ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}; {what}{paired}",
+                 fontsize=9, wrap=True)
     ax.grid(axis="x", alpha=0.3)
     return fig
 
