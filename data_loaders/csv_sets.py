@@ -64,7 +64,8 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     if not path.is_file():
         raise ValueError(f"sequence file {path} does not exist{where_relative(path)}; give the path of a CSV or "
                          "parquet file.")
-    frame = read_table(path, text_columns=(id_column,))  # ids as the file writes them: 007 is not 7
+    # ids and group labels as the file writes them: 007 is not 7
+    frame = read_table(path, text_columns=(id_column, *(c for c in (split_column, group_column) if c)))
     wanted = [id_column, step_column, value_column] + [c for c in (split_column, group_column) if c]
     missing = [c for c in wanted if c not in frame.columns]
     if missing:

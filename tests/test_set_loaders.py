@@ -10,7 +10,7 @@ import pytest
 from scipy.signal import resample
 
 from pibench.data_loaders.covid import covid_problem
-from pibench.data_loaders.csv_sets import csv_sets_problem
+from pibench.data_loaders.csv_sets import csv_sets_problem, read_long_sequences
 from pibench.data_loaders.eeg import eeg_problem
 from pibench.data_loaders.mimic import mimic_problem
 from pibench.data_loaders.paths import DATASET_FILES
@@ -294,6 +294,20 @@ def test_csv_sets_groups_its_sequences_by_a_column(tmp_path):
                                                    "ids ['p3', 'p7']); give each sequence its group on every row "
                                                    "(a CSV cell NA, None, null or n/a reads as blank")):
         csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient")
+
+
+def test_csv_sets_group_labels_are_read_as_written(tmp_path):
+    """Patients labelled 7 and 007 are two patients (the group column was read as numbers: they were one, and
+    03 was stored as 3), as ids are."""
+    path = _long_file(tmp_path / "s.csv", [12] * 40)
+    frame = pd.read_csv(path)
+    number = frame["id"].str[1:].astype(int)
+    frame["patient"] = np.where(number < 20, (number // 2).astype(str), (number // 2 - 10).astype(str).str.zfill(3))
+    frame.to_csv(path, index=False)
+    sequences = read_long_sequences(path, group_column="patient")
+    assert len(set(sequences.groups)) == 20 and {"7", "007"} <= set(sequences.groups)
+    p = csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient")
+    assert set(p.test_clusters) <= set(sequences.groups) and len(set(p.test_clusters)) == 4  # 0.2 of 20 groups
 
 
 def test_csv_sets_random_split_keeps_each_group_whole(tmp_path):
