@@ -41,6 +41,26 @@ def check_backend(backend: str, scheduler: str | None) -> None:
         _probe_scheduler(scheduler)
 
 
+def relative_files(datasets: list[dict]) -> list[str]:
+    """The dataset parameters (of suite dataset entries) that name a file by a relative path: read from the
+    folder pibench runs in, which a remote worker does not share."""
+    found: dict[str, None] = {}
+    for dataset in datasets:
+        for key, value in dataset.get("params", {}).items():
+            if isinstance(value, str) and not os.path.isabs(value) and os.path.isfile(value):
+                label = dataset.get("label", dataset.get("name"))
+                found[f"{label}: {key} = {value!r} ({os.path.abspath(value)})"] = None
+    return list(found)
+
+
+def check_remote_paths(datasets: list[dict], scheduler: str | None) -> None:
+    """ValueError, before any work, for a file a remote cluster's workers would look for in their own folder."""
+    relative = relative_files(datasets) if scheduler is not None else []
+    if relative:
+        raise ValueError(f"with --scheduler the workers read files from their own folders, not this one: give "
+                         f"{'; '.join(relative)} as absolute paths (in brackets) in the suite or --datasets.")
+
+
 def available_cores() -> int:
     """The CPU cores this process may run on (its affinity where the OS says, else the machine's)."""
     try:

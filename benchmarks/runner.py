@@ -30,7 +30,7 @@ from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
-from pibench.benchmarks.backends import JobSlots, check_backend, check_workers, parallel_backend
+from pibench.benchmarks.backends import JobSlots, check_backend, check_remote_paths, check_workers, parallel_backend
 from pibench.benchmarks.forecast_stage import (
     ForecastPlan,
     drop_bad_chunks,
@@ -436,6 +436,8 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     # the folder this process found the data in, given to every worker: a dask worker elsewhere has not
     # this shell's PIBENCH_DATA
     data_dir = data_dir if data_dir is not None else os.environ.get(DATA_ENV_VAR) or None
+    data_dir = os.path.abspath(data_dir) if data_dir else None  # as a worker in another folder must see it
+    check_remote_paths([t.config["dataset"] for t in tasks], scheduler)
     tasks, notes = prepare_tasks(tasks, data_dir)
     for line in notes:  # a run's cost is worth knowing before the wait (the report repeats it at the end)
         if LONG_RUN_NOTE in line:
@@ -453,7 +455,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         if todo:
             chunks, dependent, dropped = _plan_shared_fits(todo, results_dir, data_dir, device)
             notes += dropped
-            rd = str(results_dir)
+            rd = os.path.abspath(results_dir)  # as the workers must see it: a remote one runs in its own folder
             # the tasks that need no shared fits (often the longest) start first, the chunks fill the other workers
             independent = [t for t in todo if t.task_id not in dependent]
             batched, independent = cells(independent) if batch_cells else ([], independent)

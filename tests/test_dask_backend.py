@@ -4,6 +4,7 @@ and its records and predictions equal the loky run's."""
 from __future__ import annotations
 
 import dask
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -349,3 +350,33 @@ def test_a_worker_on_other_code_is_refused_before_any_task(tmp_path, capsys):
     assert "1 of 2 dask worker(s) at" in err and "run other pibench code than this run" in err
     assert "Start every worker from this checkout" in err and "Traceback" not in err
     assert not list((tmp_path / "r" / "tasks").glob("*.json"))  # nothing ran
+
+
+def test_a_cluster_in_another_folder_gets_absolute_paths_or_a_refusal(tmp_path, capsys, monkeypatch):
+    """Workers run in their own folder: a relative --results-dir was written there (and the run then said the
+    results dir 'vanished'); it is now the client's folder's, made absolute. A relative data file is refused
+    before any work, naming its absolute path."""
+    (tmp_path / "workers").mkdir()
+    (tmp_path / "client").mkdir()
+    cluster = ExternalCluster(tmp_path / "workers")
+    monkeypatch.chdir(tmp_path / "client")
+    (tmp_path / "pids").mkdir()
+    (tmp_path / "client" / "napper_where.py").write_text(
+        NAPPER.replace("NAME", "napper_where").replace("PIDS", str(tmp_path / "pids")))
+    (tmp_path / "client" / "naps.toml").write_text(NAPPING_SUITE.replace("NAME", "napper_where").replace(
+        "[0, 1, 2, 3]", "[0]"))
+    pd.DataFrame({"y": np.sin(np.arange(300.0))}).to_csv(tmp_path / "client" / "s.csv", index=False)
+    try:
+        cluster.scheduler()
+        cluster.worker()
+        common = ["--plugin", "napper_where.py", "--backend", "dask", "--scheduler", cluster.address, "--no-progress"]
+        assert main(["run", "--suite", "naps.toml", "--results-dir", "r", *common]) == 0, capsys.readouterr().err
+        assert len(list((tmp_path / "client" / "r" / "tasks").glob("*.json"))) == 1
+        assert not (tmp_path / "workers" / "r").exists()
+        capsys.readouterr()
+        code = main(["run", "--datasets", "csv:s.csv:y", "--methods", "napper_where", "--results-dir", "r2", *common])
+    finally:
+        cluster.close()
+    err = capsys.readouterr().err
+    assert code == 2 and "with --scheduler the workers read files from their own folders" in err
+    assert f"path = 's.csv' ({tmp_path / 'client' / 's.csv'})" in err and not (tmp_path / "client" / "r2").exists()
