@@ -401,3 +401,24 @@ def test_rows_ranked_over_more_groups_come_first_across_datasets():
     rows = [[cell.strip() for cell in line.split("|")[2:6]] for line in across.splitlines() if line.startswith("| s |")]
     # (method, setting, groups, mean rank): by hand: (1 + 2) / 2 and (2 + 3) / 2 over both datasets, 1 on "a" alone
     assert rows == [["both_better", "", "2", "1.500"], ["both_worse", "", "2", "2.500"], ["lone", "", "1", "1.000"]]
+
+
+def test_a_symmetric_log_axis_reads_both_signs_of_its_linear_part():
+    """COVID's axis (linear within +/-443, rows out to 67,000): matplotlib's ticks were 0 and a lone 10^2 beside
+    it, none left of 0 where CF-RNN's CI starts (-104). Now plain numbers of both signs inside, decades outside."""
+    import matplotlib.pyplot as plt
+
+    from pibench.reports.figures.comparison import _symlog_ticks
+
+    fig, ax = plt.subplots()
+    ax.set_xscale("symlog", linthresh=443.0, linscale=2.0)
+    ax.set_xlim(-148.0, 100500.0)
+    _symlog_ticks(ax, 443.0)
+    fig.canvas.draw()
+    ticks = list(ax.get_xticks())
+    inside = [t for t in ticks if abs(t) <= 443.0]
+    assert min(inside) < 0 < max(inside) and 0 in inside
+    assert [t for t in ticks if abs(t) > 443.0] == [1e3, 1e4, 1e5]  # no decade inside the linear part
+    labels = [label.get_text() for label in ax.get_xticklabels()]
+    assert "-100" in labels and "$\\mathregular{10^{4}}$" in labels
+    plt.close(fig)

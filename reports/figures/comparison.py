@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
 from pibench.reports.comparisons import MIN_UNITS
 from pibench.reports.figures.results import StoredResults
@@ -55,6 +58,7 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
         high = max(float(table["difference_ci_high"].max()), 0.0)
         ax.set_xlim(low * 1.5 if low < -linear else low - 0.1 * linear,
                     high * 1.5 if high > linear else high + 0.1 * linear)
+        _symlog_ticks(ax, linear)
         scale = f"\n(the axis is linear within +/-{linear:.3g} and logarithmic beyond)"
     ax.set_xlabel(f"mean interval score {kind} minus the reference's\n(lower is better){scale}")
     paired = paired_seeds(table)
@@ -67,6 +71,27 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
                  fontsize=9, wrap=True)
     ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+def _symlog_ticks(ax, linear: float) -> None:
+    """Ticks of a symmetric-log axis that read: plain numbers across its linear part (both signs where it
+    shows them; matplotlib's own put a lone 10^2 beside 0 and none left of 0), decades beyond it."""
+    left, right = ax.get_xlim()
+    ticks = [t for t in MaxNLocator(nbins=7, steps=[1, 2, 2.5, 5, 10]).tick_values(max(left, -linear),
+                                                                                   min(right, linear))
+             if max(left, -linear) <= t <= min(right, linear)]
+    for sign, end in ((1.0, right), (-1.0, -left)):
+        if end > linear:
+            ticks += [sign * 10.0 ** k for k in range(math.floor(math.log10(linear)) + 1,
+                                                      math.floor(math.log10(end)) + 1) if 10.0 ** k > 1.5 * linear]
+    ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    def label(x: float, _) -> str:
+        if abs(x) <= linear:
+            return f"{x:g}"
+        return f"$\\mathregular{{{'-' if x < 0 else ''}10^{{{round(math.log10(abs(x)))}}}}}$"
+
+    ax.xaxis.set_major_formatter(FuncFormatter(label))
 
 
 #: How much farther than the close calls a row must lie for the axis to turn logarithmic beyond them.
