@@ -282,8 +282,8 @@ def test_the_mcs_holds_its_level_on_persistent_loss_differences():
         losses = np.column_stack([base + noise[0], base + noise[1]])
         bootstrap += bootstrap_mcs_drops(losses, r)
         fixed += not model_confidence_set(losses, r).all()
-    assert fixed / reps <= 0.17, fixed  # 0.08 here
-    assert fixed < bootstrap, (fixed, bootstrap)  # 0.08 against 0.15 here
+    assert fixed / reps <= 0.17, fixed  # 0.07 here
+    assert fixed < bootstrap, (fixed, bootstrap)  # 0.07 against 0.15 here
 
 
 def test_the_mcs_of_many_equal_rows_over_a_year_of_days_holds_its_level():
@@ -313,7 +313,7 @@ def test_the_mcs_of_more_rows_than_cosine_terms_keeps_their_multiplicity():
         base = 3 * rng.gamma(2.0, size=n)
         losses = base[:, None] + lfilter([1.0], [1.0, -0.98], rng.standard_normal((k, n)), axis=1).T
         dropped += not model_confidence_set(losses, r).all()
-    assert dropped / reps <= 0.32, dropped  # 0.21 here (0.47 from the rank-2 covariance)
+    assert dropped / reps <= 0.32, dropped  # 0.23 here (0.47 from the rank-2 covariance)
 
 
 def test_a_row_of_seeds_that_miss_alike_reads_as_one_seed(tmp_path):

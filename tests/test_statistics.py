@@ -422,3 +422,30 @@ def test_a_symmetric_log_axis_reads_both_signs_of_its_linear_part():
     labels = [label.get_text() for label in ax.get_xticklabels()]
     assert "-100" in labels and "$\\mathregular{10^{4}}$" in labels
     plt.close(fig)
+
+
+def test_the_comparisons_do_not_depend_on_the_order_of_the_records(stats_store, monkeypatch):
+    """The store lists records by task id, which changes with the code: the MCS's simulated law was drawn per
+    column in that order, and the same predictions gave sunspots' MCS 13 or 17 of 19 rows by it alone. The MCS
+    now gets its rows in one order whatever the records' order."""
+    from pibench.reports import statistics
+
+    results, _ = stats_store
+    real, given = statistics.model_confidence_set, []
+
+    def recording(losses, seed, dependent=True):
+        given.append((losses.copy(), seed))
+        return real(losses, seed, dependent)
+
+    monkeypatch.setattr(statistics, "model_confidence_set", recording)
+    forward = statistics.compute_statistics(results.records, results.predictions).groups
+    first, given[:] = list(given), []
+    backward = statistics.compute_statistics(results.records[::-1], results.predictions).groups
+    assert len(first) == len(given) > 0
+    for (one, seed), (other, other_seed) in zip(sorted(first, key=lambda g: g[1]), sorted(given, key=lambda g: g[1])):
+        assert seed == other_seed and np.array_equal(one, other)  # the same columns in the same order
+    for key in forward:
+        one, other = (g.table.sort_values(["method", "setting"]).reset_index(drop=True)
+                      for g in (forward[key], backward[key]))
+        pd.testing.assert_frame_equal(one[["method", "setting", "in_mcs", "dm_p"]],
+                                      other[["method", "setting", "in_mcs", "dm_p"]])
