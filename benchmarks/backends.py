@@ -49,7 +49,7 @@ def relative_files(datasets: list[dict]) -> list[str]:
         for key, value in dataset.get("params", {}).items():
             if isinstance(value, str) and not os.path.isabs(value) and os.path.isfile(value):
                 label = dataset.get("label", dataset.get("name"))
-                found[f"{label}: {key} = {value!r} ({os.path.abspath(value)})"] = None
+                found[f"{label}: {key} = {value!r} -> {os.path.abspath(value)!r}"] = None
     return list(found)
 
 
@@ -57,8 +57,8 @@ def check_remote_paths(datasets: list[dict], scheduler: str | None) -> None:
     """ValueError, before any work, for a file a remote cluster's workers would look for in their own folder."""
     relative = relative_files(datasets) if scheduler is not None else []
     if relative:
-        raise ValueError(f"with --scheduler the workers read files from their own folders, not this one: give "
-                         f"{'; '.join(relative)} as absolute paths (in brackets) in the suite or --datasets.")
+        raise ValueError(f"with --scheduler the workers read files from their own folders, not this one; name "
+                         f"these files by their absolute paths in the suite or --datasets: {'; '.join(relative)}.")
 
 
 def available_cores() -> int:

@@ -5,26 +5,25 @@ The interval score is proper for central (1 - alpha) intervals (Gneiting & Rafte
 on. The loss of a row is its interval score per resampling unit (a series' test step,
 a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
 
-* Diebold & Mariano (1995): d_t = L_row,t - L_ref,t, DM = mean(d) / se(mean(d)), two-sided. For
-  exchangeable sequences se is the sample standard deviation over sqrt(n), against Student's t with
-  n - 1 degrees of freedom. For a series the long-run variance is the equal-weighted cosine (EWC)
-  estimator of Lazarus, Lewis, Stock & Watson (2018), the mean of the squared first nu cosine transforms
-  Lambda_j = sqrt(2 / n) sum_t cos(pi j (t - 1/2) / n) (d_t - mean(d)), against Student's t with nu
-  degrees of freedom (fixed-smoothing asymptotics, exact for Gaussian white noise at a given nu; Coroneo &
-  Iacone 2020 recommend it for DM). nu is floor(n^(1/3)) (pibench's choice, for the measurements below; at
-  most Lazarus et al.'s floor(0.4 n^(2/3))), made
-  smaller for persistent differences: at most floor(n / S) with S Andrews' (1991) AR(1) plug-in bandwidth
+* Diebold & Mariano (1995): d_t = L_row,t - L_ref,t, DM = mean(d) / se(mean(d)), two-sided. For exchangeable
+  sequences se is the sample standard deviation over sqrt(n), against Student's t with n - 1 degrees of
+  freedom. For a series the long-run variance is the equal-weighted cosine (EWC) estimator of Lazarus, Lewis,
+  Stock & Watson (2018), the mean of the squared first nu cosine transforms Lambda_j = sqrt(2 / n) sum_t
+  cos(pi j (t - 1/2) / n) (d_t - mean(d)), against Student's t with nu degrees of freedom (fixed-smoothing
+  asymptotics, exact for Gaussian white noise at a given nu; Coroneo & Iacone 2020 recommend it for DM). nu is
+  floor(n^(1/3)) (pibench's choice, for the measurements below; at most Lazarus et al.'s floor(0.4 n^(2/3))),
+  made smaller for persistent differences: at most floor(n / S) with S Andrews' (1991) AR(1) plug-in bandwidth
   1.1447 (a n)^(1/3), a = 4 rho^2 / ((1 - rho)^2 (1 + rho)^2), rho the lag-1 autoregression of d (|rho| at
   most 0.99). Interval scores of sliding-window methods are persistent (rho 0.9 and more), where the
   Newey-West estimator with the usual lag rejected a true null about a quarter of the time at 5% and with
-  Andrews' lag 9-16% (rho 0.9-0.97, n = 1,000); this rule 6% and 8% (2,000-4,000 draws; at 0.97 Andrews'
-  cap binds before n^(1/3) does, so the floor(0.4 n^(2/3)) rule gave the same). A persistent part under
-  the noise of the misses has a small lag-1 correlation, which Andrews' rule cannot see: two bands of equal
-  expected score, one wider where a slow factor (AR(1) 0.97) is high and the other where it is low, over a
-  year of days (lag-1 0.4), were told apart at 5% 33-35% of the time with Lazarus et al.'s 20 terms, 15%
-  with 7; a fixed band against one scaled to a stochastic volatility (log-variance AR(1) 0.97; lag-1
-  0.05) 16-18% and 9% (n = 365), 14% and 9% (n = 1,000). The price is power: a difference of 2.5 standard
-  errors is found 55-65% of the time rather than 64-71% (AR(1) 0-0.9, n = 250-3,000).
+  Andrews' lag 9-16% (rho 0.9-0.97, n = 1,000); this rule 6% and 8% (2,000-4,000 draws; at 0.97 Andrews' cap
+  binds before n^(1/3) does, so the floor(0.4 n^(2/3)) rule gave the same). A persistent part under the noise
+  of the misses has a small lag-1 correlation, which Andrews' rule cannot see: two bands of equal expected
+  score, one wider where a slow factor (AR(1) 0.97) is high and the other where it is low, over a year of days
+  (lag-1 0.4), were told apart at 5% 33-35% of the time with Lazarus et al.'s 20 terms, 15% with 7; a fixed
+  band against one scaled to a stochastic volatility (log-variance AR(1) 0.97; lag-1 0.05) 16-18% and 9% (n =
+  365), 14% and 9% (n = 1,000). The price is power: a difference of 2.5 standard errors is found 55-65% of the
+  time rather than 64-71% (AR(1) 0-0.9, n = 250-3,000).
 * The Model Confidence Set of Hansen, Lunde & Nason (2011): the rows not significantly worse than the
   best at size 1 - level, by their elimination with the range statistic T_R = max_ij |t_ij|, t_ij the
   studentized difference of rows i and j's mean losses, dropping the row with the largest t_ij while the

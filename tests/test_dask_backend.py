@@ -379,4 +379,4 @@ def test_a_cluster_in_another_folder_gets_absolute_paths_or_a_refusal(tmp_path, 
         cluster.close()
     err = capsys.readouterr().err
     assert code == 2 and "with --scheduler the workers read files from their own folders" in err
-    assert f"path = 's.csv' ({tmp_path / 'client' / 's.csv'})" in err and not (tmp_path / "client" / "r2").exists()
+    assert f"path = 's.csv' -> '{tmp_path / 'client' / 's.csv'}'" in err and not (tmp_path / "client" / "r2").exists()

@@ -86,6 +86,7 @@ def _symlog_ticks(ax, linear: float) -> None:
                                                       math.floor(math.log10(end)) + 1) if 10.0 ** k > 1.5 * linear]
     ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
     ax.xaxis.set_minor_locator(NullLocator())
+
     def label(x: float, _) -> str:
         if abs(x) <= linear:
             return f"{x:g}"
