@@ -41,21 +41,14 @@ def check_backend(backend: str, scheduler: str | None) -> None:
         _probe_scheduler(scheduler)
 
 
-def relative_files(datasets: list[dict]) -> list[str]:
-    """The dataset parameters (of suite dataset entries) that name a file by a relative path: read from the
-    folder pibench runs in, which a remote worker does not share."""
-    found: dict[str, None] = {}
-    for dataset in datasets:
-        for key, value in dataset.get("params", {}).items():
-            if isinstance(value, str) and not os.path.isabs(value) and os.path.isfile(value):
-                label = dataset.get("label", dataset.get("name"))
-                found[f"{label}: {key} = {value!r} -> {os.path.abspath(value)!r}"] = None
-    return list(found)
-
-
 def check_remote_paths(datasets: list[dict], scheduler: str | None) -> None:
-    """ValueError, before any work, for a file a remote cluster's workers would look for in their own folder."""
-    relative = relative_files(datasets) if scheduler is not None else []
+    """ValueError, before any work, for a dataset parameter (of suite dataset entries) naming a file by a relative
+    path: read from the folder pibench runs in, which a remote cluster's workers do not share."""
+    if scheduler is None:
+        return
+    relative = {f"{d.get('label', d.get('name'))}: {key} = {value!r} -> {os.path.abspath(value)!r}": None
+                for d in datasets for key, value in d.get("params", {}).items()
+                if isinstance(value, str) and not os.path.isabs(value) and os.path.isfile(value)}
     if relative:
         raise ValueError(f"with --scheduler the workers read files from their own folders, not this one; name "
                          f"these files by their absolute paths in the suite or --datasets: {'; '.join(relative)}.")

@@ -254,8 +254,8 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     kinds = {members[0][1].kind for members in rows.values()}
     dependent = kinds == {"series"}
     in_mcs: dict[tuple, bool] = {}
-    few = bool(losses) and len(next(iter(losses.values()))) < MIN_UNITS  # no MCS on one or two units
-    if len(candidates) > 1 and not few:
+    units = len(next(iter(losses.values()))) if losses else 0  # test steps, sequences or groups
+    if len(candidates) > 1 and units >= MIN_UNITS:  # no MCS on one or two units
         matrix = np.column_stack([losses[key] for key in candidates])
         group_seed = _seed_of(json.dumps(sorted(str(_seed_key(k, rows[k])) for k in candidates)))
         kept = model_confidence_set(matrix, group_seed, dependent)
@@ -276,7 +276,7 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     table = pd.DataFrame(out)
     table["kind"] = "series" if dependent else "set"
     table["compared_seeds"] = [tuple(seeds)] * len(table)  # what the differences, DM and the MCS rest on
-    table["units"] = len(next(iter(losses.values()))) if losses else 0  # test steps, sequences or groups
+    table["units"] = units
     if ref is not None:  # the reference first, then the rows by their mean loss
         table = table.assign(_ref=[tuple(r[k] for k in ROW_KEYS) != ref for r in out]).sort_values(
             ["_ref", "mean_loss"], kind="stable").drop(columns="_ref").reset_index(drop=True)

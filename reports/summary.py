@@ -474,7 +474,7 @@ def comparison_tables(groups: dict) -> str:
         on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on {paired}, the ones every row has; the "
                     "interval score is each row's mean over all its seeds, so a difference need not equal the "
                     "difference of two scores shown." if paired else "")
-        units = int(table["units"].iloc[0]) if "units" in table else MIN_UNITS
+        units = int(table["units"].iloc[0])
         if units < MIN_UNITS:
             on_seeds += (f"\n\nOnly {units} test unit(s) (sequences, or their groups) to compare on: no "
                          "Diebold-Mariano test and no MCS; give more test sequences or groups.")

@@ -392,7 +392,8 @@ def test_rows_ranked_over_more_groups_come_first_across_datasets():
     def group(dataset, losses):
         table = pd.DataFrame([{"suite": "s", "dataset": dataset, "alpha": 0.1, "method": method, "setting": "",
                                "mean_loss": loss, "seeds": 1, "in_mcs": True, "kind": "series",
-                               "reference": "lone", "compared_seeds": (0,)} for method, loss in losses.items()])
+                               "reference": "lone", "compared_seeds": (0,), "units": 100}
+                              for method, loss in losses.items()])
         return GroupComparison(("s", dataset, 0.1, "lone", ""), table)
 
     groups = {("s", "a", 0.1): group("a", {"lone": 1.0, "both_worse": 3.0, "both_better": 2.0}),

@@ -64,7 +64,7 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     paired = paired_seeds(table)
     paired = f"; paired on {paired}, the ones every row has" if paired else ""
     variance = "" if sets else ", EWC variance"
-    units = int(table["units"].iloc[0]) if "units" in table else MIN_UNITS
+    units = int(table["units"].iloc[0])
     what = (f"bars: 90% CI (Diebold-Mariano{variance}); filled: in the 90% MCS" if units >= MIN_UNITS else
             f"only {units} test unit(s): no CI, no MCS")
     ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}; {what}{paired}",

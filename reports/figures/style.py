@@ -70,9 +70,9 @@ class MethodStyle:
     def line(self, setting: SettingLook | None = None, markersize: float = 4) -> dict:
         """Keyword arguments of ``Axes.plot`` for a line of this method (one setting of it: :func:`setting_style`)."""
         look = setting or SettingLook()
-        r, g, b = to_rgb(self.colour)
-        shaded = to_hex((r + (1 - r) * look.shade, g + (1 - g) * look.shade, b + (1 - b) * look.shade))
-        colour = shaded if look.shade else self.colour
+        colour = self.colour
+        if look.shade:  # mixed with white
+            colour = to_hex(tuple(c + (1 - c) * look.shade for c in to_rgb(self.colour)))  # type: ignore[arg-type]
         return {"color": colour, "marker": self.marker, "linestyle": look.linestyle, "fillstyle": look.fillstyle,
                 "linewidth": self.linewidth, "markersize": markersize + (2 if self.marker == "*" else 0),
                 **({"alpha": 0.7, "zorder": 1} if self.colour == ORACLE_COLOUR else {})}
