@@ -9,12 +9,13 @@ code: the current code's if it has records (pibench's code version, and the
 plugin source of the method as loaded now, where known), else the newest; among
 those configurations, the one a run asked for last (a run notes the tasks it asks
 for, run or found done: the full suite after its ``--quick`` variant shows the full
-suite again), else the newest. Within it, each seed's record on the data a run
-asked for last (the same entry run on two copies of a file, or from two data
-directories), its finished record before a failed one, then the newest. Records
-whose data file on disk no longer has the checksum they were computed on are
-left out first. Everything left out is
-returned with the reason.
+suite again), else the newest. All its seeds read the same data files, those of
+the record a run asked for last: a seed run only on other files is left out, never
+mixed in. Within it, each seed's record on the data a run asked for last (the same
+entry run on two copies of a file, or from two data directories), its finished
+record before a failed one, then the newest. Records whose data file on disk no
+longer has the checksum they were computed on are left out first. Everything left
+out is returned with the reason.
 """
 
 from __future__ import annotations
@@ -106,8 +107,7 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
         newest: dict[tuple[str, str, str], str] = {}
         for record in group:
             variant = _variant(record)
-            latest = max(record.get("started_at") or "", requested.get(record["task_id"], ""))
-            newest[variant] = max(newest.get(variant, ""), latest)
+            newest[variant] = max(newest.get(variant, ""), _latest(record, requested))
         loaded = plugins.get(group[0]["method"])
         loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
 
@@ -124,8 +124,20 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
                                                            f"({_why_other(record, pick)} here)"))
             else:
                 by_seed.setdefault(record["seed"], []).append(record)
-        for records_of_seed in by_seed.values():
-            kept, others = _seed_record(records_of_seed, requested)
+        row_data = _row_data([r for rs in by_seed.values() for r in rs], requested)
+        for seed, records_of_seed in by_seed.items():
+            on_row_data = [r for r in records_of_seed if _files_of(r) in (None, row_data)]
+            elsewhere = [r for r in records_of_seed if _files_of(r) not in (None, row_data)]
+            if not on_row_data:
+                left_out.extend(LeftOut(r["task_id"], f"seed {seed} ran only on other data than this row's other "
+                                                      "seeds (the data a run asked for last); the row leaves it out "
+                                                      "rather than mix two data sets: rerun it on those data")
+                                for r in elsewhere)
+                continue
+            left_out.extend(LeftOut(r["task_id"], "superseded: this seed also ran on the data its row shows (the "
+                                                  "data a run asked for last), and its other seeds did")
+                            for r in elsewhere)
+            kept, others = _seed_record(on_row_data, requested)
             chosen.append(kept)
             for record in others:
                 same = ("same configuration, code and seed" if _data_of(record) == _data_of(kept) else
@@ -135,13 +147,29 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
     return chosen, left_out
 
 
+def _latest(record: dict, requested: dict[str, str]) -> str:
+    """When a run last started or asked for ``record``'s task."""
+    return max(record.get("started_at") or "", requested.get(record["task_id"], ""))
+
+
+def _files_of(record: dict) -> tuple[str, ...] | None:
+    """The content of the data files a record read (their checksums; None where it never read them): two copies
+    of one file are the same data, a seed's own draw of a generated series reads none."""
+    files = record.get("data_files")
+    return None if files is None else tuple(sorted(files.values()))
+
+
+def _row_data(records: list[dict], requested: dict[str, str]) -> tuple[str, ...] | None:
+    """The data files a row shows: those of its record a run asked for last (of those that read their files)."""
+    known = [r for r in records if _files_of(r) is not None]
+    return _files_of(max(known, key=lambda r: _latest(r, requested))) if known else None
+
+
 def _seed_record(records: list[dict], requested: dict[str, str]) -> tuple[dict, list[dict]]:
     """(the record a table shows for one seed of a row, the others): on the data a run asked for last (two
     copies of a file, both still on disk or both gone, cannot tell otherwise), its finished record before a
     failed one, then the newest."""
-    def latest(record: dict) -> str:
-        return max(record.get("started_at") or "", requested.get(record["task_id"], ""))
-
-    data = _data_of(max(records, key=latest))
-    ordered = sorted(records, key=lambda r: (_data_of(r) == data, r["status"] == "ok", latest(r)), reverse=True)
+    data = _data_of(max(records, key=lambda r: _latest(r, requested)))
+    ordered = sorted(records, key=lambda r: (_data_of(r) == data, r["status"] == "ok", _latest(r, requested)),
+                     reverse=True)
     return ordered[0], ordered[1:]

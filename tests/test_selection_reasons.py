@@ -125,3 +125,28 @@ def test_runs_on_two_copies_of_a_file_show_the_copy_the_last_run_used(tmp_path, 
     assert lengths["B"][0] > 5 * lengths["A"][0]
     assert lengths["A"][1] == lengths["A"][0]  # was B's
     assert float(load_results(tmp_path / "r").summary["mean_length"].iloc[0]) == lengths["A"][0]
+
+
+def test_a_row_never_mixes_seeds_run_on_two_different_files(tmp_path, monkeypatch):
+    """Seeds 0 and 1 from folder A, then seed 0 alone from folder B (10 times A's values): the row shows B's seed
+    0 alone and says why seed 1 is left out; before, it averaged B's seed 0 with A's seed 1."""
+    import numpy as np
+    import pandas as pd
+
+    from pibench import load_results, run
+
+    y = np.cumsum(np.random.default_rng(0).standard_normal(400)) * 0.1 + np.sin(np.arange(400))
+    for folder, scale in (("A", 1.0), ("B", 10.0)):
+        (tmp_path / folder).mkdir()
+        pd.DataFrame({"y": scale * y}).to_csv(tmp_path / folder / "data.csv", index=False)
+    args = dict(datasets=["csv:data.csv:y"], methods=["enbpi"], results_dir=tmp_path / "r", progress=False)
+    monkeypatch.chdir(tmp_path / "A")
+    a = run(seeds=[0, 1], **args).summary
+    monkeypatch.chdir(tmp_path / "B")
+    b = run(seeds=[0], **args).summary
+    assert sorted(a["seed"]) == [0, 1] and list(b["seed"]) == [0]
+    assert float(b["mean_length"].iloc[0]) > 5 * float(a["mean_length"].max())
+    shown = load_results(tmp_path / "r")
+    assert list(shown.summary["seed"]) == [0]  # was [0, 1]: B's seed 0 beside A's seed 1
+    assert float(shown.summary["mean_length"].iloc[0]) == float(b["mean_length"].iloc[0])
+    assert any("seed 1 ran only on other data" in line for line in shown.left_out)
