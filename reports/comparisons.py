@@ -173,12 +173,12 @@ def _pair_statistics(means: np.ndarray, covariance: np.ndarray) -> np.ndarray:
         return np.where(variance > 0, difference / np.sqrt(np.maximum(variance, 0)), 0.0)
 
 
-def fixed_smoothing_mcs(losses: np.ndarray, seed: int, level: float = MCS_LEVEL, reps: int = MCS_REPS,
+def fixed_smoothing_mcs(losses: np.ndarray, seed: int, reps: int = MCS_REPS,
                         chunk: int = 1000) -> np.ndarray | None:
-    """(k,) booleans of the MCS of a series' rows (module docstring): Hansen, Lunde & Nason's elimination with
-    the range statistic T_R = max |t_ij|, each t_ij's variance the EWC one, referred to its fixed-smoothing
-    law simulated ``reps`` times (in chunks); None where some pair's EWC variance is rounding only (the caller
-    then bootstraps)."""
+    """(k,) MCS p-values of a series' rows (module docstring): Hansen, Lunde & Nason's elimination with the
+    range statistic T_R = max |t_ij|, each t_ij's variance the EWC one, referred to its fixed-smoothing law
+    simulated ``reps`` times (in chunks); a row's p-value is the largest of the elimination p-values up to its
+    own (1 for the last row). None where some pair's EWC variance is rounding only (the caller then bootstraps)."""
     x = np.asarray(losses, dtype=float)
     n, k = x.shape
     nu = min(ewc_degrees(x[:, j] - x.mean(axis=1)) for j in range(k))
@@ -215,38 +215,44 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, level: float = MCS_LEVEL,
         # the maximum over each leading block: each row's maximum against the rows before it, accumulated
         block_max = np.maximum.accumulate(np.where(below, simulated, 0.0).max(axis=2), axis=1)  # (m, k)
         exceed += (block_max[:, sizes - 1] >= np.asarray(statistics)).sum(axis=0)
-    p_values = exceed / reps
-    kept = np.ones(k, dtype=bool)
-    for row, p_value in zip(eliminated, p_values):
-        if p_value >= 1 - level:
-            break
-        kept[row] = False
-    return kept
+    mcs_p = np.ones(k)
+    mcs_p[eliminated] = np.maximum.accumulate(exceed / reps)
+    return mcs_p
 
 
 def model_confidence_set(losses: np.ndarray, seed: int, dependent: bool = True, level: float = MCS_LEVEL,
                          reps: int = 2000) -> np.ndarray:
-    """(k,) booleans: which of the k columns of ``losses`` (n, k) are in the MCS at ``level``: for a series
-    (``dependent``) :func:`fixed_smoothing_mcs`, for exchangeable units arch's with the i.i.d. bootstrap.
+    """(k,) booleans: which of the k columns of ``losses`` (n, k) are in the MCS at ``level``
+    (:func:`mcs_p_values`)."""
+    return mcs_p_values(losses, seed, dependent, level, reps)[0]
+
+
+def mcs_p_values(losses: np.ndarray, seed: int, dependent: bool = True, level: float = MCS_LEVEL,
+                 reps: int = 2000) -> tuple[np.ndarray, np.ndarray]:
+    """(in the MCS at ``level``, MCS p-value), each (k,), of the k columns of ``losses`` (n, k): for a series
+    (``dependent``) :func:`fixed_smoothing_mcs` (in: p >= 1 - level, Hansen et al.'s rule), for exchangeable
+    units arch's with the i.i.d. bootstrap ``reps`` times (in: p > 1 - level, arch's rule).
 
     Columns equal at every unit (two settings that select the same model) share one place in the
-    MCS and its verdict; a column worse than another by the same amount at every unit is out. The
-    MCS runs on the rest (with one column left, that one is in)."""
+    MCS, its verdict and p-value; a column worse than another by the same amount at every unit is out
+    (p-value 0). The MCS runs on the rest (with one column left, that one is in, p-value 1)."""
     k = losses.shape[1]
     representative, dominated = _degenerate_pairs(losses)
     candidates = np.flatnonzero((representative == np.arange(k)) & ~dominated)
-    kept = np.zeros(k, dtype=bool)
+    p_values, kept = np.zeros(k), np.zeros(k, dtype=bool)
     if len(candidates) == 1:
-        kept[candidates] = True
+        p_values[candidates], kept[candidates] = 1.0, True
     else:
         chosen = losses[:, candidates]
-        alive = fixed_smoothing_mcs(chosen, seed, level) if dependent else None
-        if alive is None:  # exchangeable units, or EWC variances that are rounding only: the bootstrap
+        fixed = fixed_smoothing_mcs(chosen, seed) if dependent else None
+        if fixed is not None:
+            p_values[candidates], kept[candidates] = fixed, fixed >= 1 - level
+        else:  # exchangeable units, or EWC variances that are rounding only: the bootstrap
             block = block_length(chosen - chosen.mean(axis=1, keepdims=True)) if dependent else 1
             mcs = MCS(chosen, size=1 - level, reps=reps, block_size=max(1, int(block)), method="R",
                       bootstrap="stationary", seed=np.random.default_rng(seed))
             mcs.compute()
-            alive = np.zeros(len(candidates), dtype=bool)
-            alive[np.asarray(mcs.included, dtype=int)] = True
-        kept[candidates[alive]] = True
-    return kept[representative] & ~dominated[representative]
+            p_values[candidates[np.asarray(mcs.pvalues.index, dtype=int)]] = mcs.pvalues["Pvalue"].to_numpy()
+            kept[candidates[np.asarray(mcs.included, dtype=int)]] = True
+    out = dominated[representative]
+    return kept[representative] & ~out, np.where(out, 0.0, p_values[representative])

@@ -44,7 +44,7 @@ def per_dataset(summary: pd.DataFrame, suite: str, statistics: pd.DataFrame | No
     table = table.reset_index()
     if statistics is not None and len(statistics):
         keep = [c for c in statistics.columns if c in ROW or c.startswith(("coverage_ci", "winkler_ci", "p_"))
-                or c == "in_mcs"]
+                or c in ("in_mcs", "mcs_p")]
         table = table.merge(statistics[keep], on=ROW, how="left")
     table["covers"] = (table["coverage"] - (1 - table["alpha"])).abs() <= COVERAGE_TOLERANCE + 1e-12
     table["rank"] = np.nan

@@ -36,7 +36,7 @@ from pibench.reports.bootstrap_ci import (
     sequence_clusters,
     unit_values,
 )
-from pibench.reports.comparisons import MIN_UNITS, diebold_mariano, model_confidence_set
+from pibench.reports.comparisons import MIN_UNITS, diebold_mariano, mcs_p_values
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
@@ -253,21 +253,21 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     ref = _reference(candidates, losses, reference)
     kinds = {members[0][1].kind for members in rows.values()}
     dependent = kinds == {"series"}
-    in_mcs: dict[tuple, bool] = {}
+    mcs: dict[tuple, tuple[bool, float]] = {}  # (in the MCS, its MCS p-value)
     units = len(next(iter(losses.values()))) if losses else 0  # test steps, sequences or groups
     if len(candidates) > 1 and units >= MIN_UNITS:  # no MCS on one or two units
         matrix = np.column_stack([losses[key] for key in candidates])
         group_seed = _seed_of(json.dumps(sorted(str(_seed_key(k, rows[k])) for k in candidates)))
-        kept = model_confidence_set(matrix, group_seed, dependent)
-        in_mcs = dict(zip(candidates, kept.tolist()))
+        kept, p_values = mcs_p_values(matrix, group_seed, dependent)
+        mcs = dict(zip(candidates, zip(kept.tolist(), p_values.tolist())))
     elif len(candidates) == 1:
-        in_mcs = {candidates[0]: True}
+        mcs = {candidates[0]: (True, 1.0)}
     out = []
     for key, members in rows.items():
         row = dict(zip(ROW_KEYS, key))
         row["mean_loss"] = float(np.mean([s.loss(column).mean() for _, s in members]))
         row["seeds"] = len(members)
-        row["in_mcs"] = in_mcs.get(key)
+        row["in_mcs"], row["mcs_p"] = mcs.get(key, (None, float("nan")))
         if ref is not None and key in losses and key != ref:
             dm = diebold_mariano(losses[key], losses[ref], dependent)
             row.update(difference=dm.mean_difference, difference_ci_low=dm.ci_low, difference_ci_high=dm.ci_high,
@@ -309,7 +309,7 @@ def _reference(candidates: list[tuple], losses: dict[tuple, np.ndarray], wanted:
 class Statistics:
     """Everything this module derives for a set of records (see the module docstring)."""
 
-    tasks: pd.DataFrame   # one row per task_id: CIs of its own, tests, block length, in_mcs
+    tasks: pd.DataFrame   # one row per task_id: CIs of its own, tests, block length, in_mcs, mcs_p
     rows: pd.DataFrame    # one row per (suite, dataset, alpha, method, setting): CIs over seeds, pooled tests, MCS
     groups: dict[tuple, GroupComparison]
 
@@ -332,17 +332,18 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
     pairs, by_group = _grouped(records, read_predictions, cache_dir)
     tasks = pd.DataFrame([{"task_id": r["task_id"], **task_columns(r, s)} for r, s in pairs])
     groups = {group: compare_group(rows) for group, rows in by_group.items()}
-    mcs = {tuple(row[k] for k in ROW_KEYS): row["in_mcs"] for g in groups.values()
-           for row in g.table.to_dict("records")}
-    rows = pd.DataFrame([_row_columns(key, members, mcs.get(key)) for group in by_group.values()
+    mcs = {tuple(row[k] for k in ROW_KEYS): {"in_mcs": row["in_mcs"], "mcs_p": row["mcs_p"]}
+           for g in groups.values() for row in g.table.to_dict("records")}
+    unknown = {"in_mcs": None, "mcs_p": float("nan")}
+    rows = pd.DataFrame([_row_columns(key, members, mcs.get(key, unknown)) for group in by_group.values()
                          for key, members in group.items()])
     if len(tasks):
-        membership = {r["task_id"]: mcs.get(_row_key(r)) for r, _ in pairs}
-        tasks["in_mcs"] = tasks["task_id"].map(membership)
+        for column in unknown:
+            tasks[column] = [mcs.get(_row_key(r), unknown)[column] for r, _ in pairs]
     return Statistics(tasks, rows, groups)
 
 
-def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], in_mcs: bool | None) -> dict:
+def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: dict) -> dict:
     kind = members[0][1].kind
     draws = seed_replicates([s.units for _, s in members], [s.draws for _, s in members], kind == "series",
                             _seed_of(json.dumps([str(k) for k in _seed_key(key, members)])),
@@ -350,7 +351,7 @@ def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], in_mc
     low, high = percentile_ci(draws)
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
             **_ci_columns(kind, members[0][1].metrics, low, high),
-            **_test_columns(kind, row_clusters([s for _, s in members]), float(key[2])), "in_mcs": in_mcs}
+            **_test_columns(kind, row_clusters([s for _, s in members]), float(key[2])), **mcs}
 
 
 def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame], reference: str | None = None,

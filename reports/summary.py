@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pibench.reports.comparisons import MIN_UNITS
+from pibench.reports.comparisons import MCS_LEVEL, MIN_UNITS
 from pibench.reports.metrics import ROLLING_WINDOW, VOLATILITY_THIRDS
 from pibench.reports.statistics import paired_seeds
 
@@ -250,12 +250,20 @@ def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, di
                      zip(table[column], table[low], table[high])]
 
 
-def _p(value: float) -> str:
-    """A p-value with two decimals, three where two would round to the 5% edge (0.047 is not "0.05*")."""
+def _p(value: float, edge: float = 0.05, mark: str = "*") -> str:
+    """A p-value with two decimals, more where two would round to ``edge`` (0.047 is not "0.05*"), ``mark``ed
+    below it."""
     if pd.isna(value):
         return "-"
-    digits = next(d for d in (2, 3, 4, 6) if d == 6 or float(f"{value:.{d}f}") != 0.05)
-    return f"{value:.{digits}f}{'*' if value < 0.05 else ''}"
+    digits = next(d for d in (2, 3, 4, 6) if d == 6 or float(f"{value:.{d}f}") != edge)
+    return f"{value:.{digits}f}{mark if value < edge else ''}"
+
+
+def _mcs_cell(in_mcs: object, p_value: float) -> str:
+    """"yes (0.43)": in the MCS or not, with the MCS p-value (in at level 1 - a where it is at least a)."""
+    if pd.isna(in_mcs):
+        return "-"
+    return f"{'yes' if in_mcs else 'no'} ({_p(p_value, round(1 - MCS_LEVEL, 10), mark='')})"
 
 
 def _statistics_cells(table: pd.DataFrame, tests: tuple[str, ...]) -> pd.DataFrame:
@@ -267,7 +275,7 @@ def _statistics_cells(table: pd.DataFrame, tests: tuple[str, ...]) -> pd.DataFra
     if "in_mcs" in table:
         table["MCS"] = table["in_mcs"].map(lambda v: "-" if pd.isna(v) else ("yes" if v else "no"))
     return table.drop(columns=[c for c in table.columns if c.endswith(("_ci_low", "_ci_high"))
-                               or c in (*STATISTICS_COLUMNS, "in_mcs")])
+                               or c in (*STATISTICS_COLUMNS, "in_mcs", "mcs_p")])
 
 
 #: The row statistics the tables turn into cells (everything else of :mod:`pibench.reports.statistics`).
@@ -466,7 +474,7 @@ def comparison_tables(groups: dict) -> str:
             rows.append({"method": r.method, "setting": r.setting, **({"seeds": r.seeds} if paired else {}),
                          "interval score": format_number(r.mean_loss), "difference [90% CI]": difference,
                          "DM p": _p(getattr(r, "dm_p", float("nan"))),
-                         "MCS": "-" if pd.isna(r.in_mcs) else ("yes" if r.in_mcs else "no")})
+                         "MCS (p)": _mcs_cell(r.in_mcs, r.mcs_p)})
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
         lowest_on = (" on the seeds compared" if paired else "") + (

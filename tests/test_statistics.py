@@ -347,6 +347,14 @@ def test_a_p_value_by_the_5_percent_edge_shows_which_side_it_is_on():
         ["0.047*", "0.0499*", "0.0501", "0.051", "0.32", "0.00*"]
 
 
+def test_an_mcs_p_value_by_the_10_percent_edge_shows_which_side_it_is_on():
+    """The comparison table's "MCS (p)": in or out with the MCS p-value, never "no (0.10)" beside "yes (0.10)"."""
+    from pibench.reports.summary import _mcs_cell
+
+    assert [_mcs_cell(True, 0.1004), _mcs_cell(False, 0.0996), _mcs_cell(True, 0.43), _mcs_cell(False, 0.0),
+            _mcs_cell(None, float("nan"))] == ["yes (0.1004)", "no (0.0996)", "yes (0.43)", "no (0.00)", "-"]
+
+
 def test_the_sets_table_shows_the_score_its_mcs_ranks_by(stats_store):
     """The sets table's only score was at level alpha while its MCS column and the comparisons rank by the
     score at alpha / H: a row could have the lowest score shown and be out of the MCS."""
@@ -391,7 +399,7 @@ def test_rows_ranked_over_more_groups_come_first_across_datasets():
 
     def group(dataset, losses):
         table = pd.DataFrame([{"suite": "s", "dataset": dataset, "alpha": 0.1, "method": method, "setting": "",
-                               "mean_loss": loss, "seeds": 1, "in_mcs": True, "kind": "series",
+                               "mean_loss": loss, "seeds": 1, "in_mcs": True, "mcs_p": 1.0, "kind": "series",
                                "reference": "lone", "compared_seeds": (0,), "units": 100}
                               for method, loss in losses.items()])
         return GroupComparison(("s", dataset, 0.1, "lone", ""), table)
@@ -432,13 +440,13 @@ def test_the_comparisons_do_not_depend_on_the_order_of_the_records(stats_store, 
     from pibench.reports import statistics
 
     results, _ = stats_store
-    real, given = statistics.model_confidence_set, []
+    real, given = statistics.mcs_p_values, []
 
     def recording(losses, seed, dependent=True):
         given.append((losses.copy(), seed))
         return real(losses, seed, dependent)
 
-    monkeypatch.setattr(statistics, "model_confidence_set", recording)
+    monkeypatch.setattr(statistics, "mcs_p_values", recording)
     forward = statistics.compute_statistics(results.records, results.predictions).groups
     first, given[:] = list(given), []
     backward = statistics.compute_statistics(results.records[::-1], results.predictions).groups
@@ -448,5 +456,5 @@ def test_the_comparisons_do_not_depend_on_the_order_of_the_records(stats_store, 
     for key in forward:
         one, other = (g.table.sort_values(["method", "setting"]).reset_index(drop=True)
                       for g in (forward[key], backward[key]))
-        pd.testing.assert_frame_equal(one[["method", "setting", "in_mcs", "dm_p"]],
-                                      other[["method", "setting", "in_mcs", "dm_p"]])
+        pd.testing.assert_frame_equal(one[["method", "setting", "in_mcs", "mcs_p", "dm_p"]],
+                                      other[["method", "setting", "in_mcs", "mcs_p", "dm_p"]])
