@@ -259,6 +259,16 @@ def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(t
     close(fig)
     page, names = build_report(results, "")
     assert spec.name in names and f'id="{spec.name}"' in page
+    # a second setting with autoreg's numbers is drawn exactly over its line: the legend says which it hides
+    twin = {**next(r for r in store.records() if r["method"] == "autoreg"), "setting": "twin", "task_id": "twin"}
+    copies = StoredResults([*store.records(), twin], lambda task_id: store.predictions(
+        next(r for r in store.records() if r["method"] == "autoreg")["task_id"] if task_id == "twin" else task_id))
+    (spec,) = [s for s in available_figures(copies) if s.name.startswith("conditional_coverage")]
+    fig = spec.draw()
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert "autoreg twin (= autoreg lags=1)" in labels and "autoreg lags=1" in labels
+    assert "oracle" in labels  # unlike any other line: no note
+    close(fig)
 
 
 def test_normalized_quantile_tracker_meets_the_regime_target(tmp_path):

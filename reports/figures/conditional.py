@@ -28,7 +28,8 @@ def conditional_datasets(results: StoredResults) -> list[tuple[str, str]]:
 
 def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figure | None:
     """Coverage (%) by volatility third, one line per (method, setting) over its seed means, the oracle
-    (where the dataset has one) in grey and thick, the nominal level dashed."""
+    (where the dataset has one) in grey and thick, the nominal level dashed; a line drawn over an equal one
+    names it in the legend."""
     rows = with_volatility_thirds(results.finished(suite=suite, dataset=dataset))
     if rows.empty:
         return None
@@ -38,8 +39,14 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     x = np.arange(len(THIRDS))
     several = set(rows.groupby("method")["setting"].nunique().loc[lambda n: n > 1].index)
     styles = figure_styles(rows["method"])
+    drawn: dict[tuple, str] = {}  # a line's values -> the label of the first line drawn with them
     for (method, setting), values in in_setting_order(means.iterrows()):
         label = f"{method} {setting}" if method in several else method
+        same = tuple(None if np.isnan(v) else round(100 * v, 9) for v in values.to_numpy(float))
+        if same in drawn:  # drawn over the first: the legend says where it is
+            label += f" (= {drawn[same]})"
+        else:
+            drawn[same] = label
         # a third no step falls in (a two-valued scale's middle) is NaN: the line breaks there, no line across it
         ax.plot(x, 100 * values.to_numpy(float), label=label,
                 **styles[method].line(setting_style(method, setting, rows)))
