@@ -4,7 +4,7 @@ paper-scale store), measured side by side in one run.
     python -m pibench.benchmarks.perf_report results_fesp
 
 prints the seconds of: reading and checking the store; the report's tables without statistics; the
-statistics of every record, row and dataset with an empty cache (bootstrap CIs, tests, Diebold-Mariano,
+statistics of every record, row and dataset with an empty cache (CIs, tests, Diebold-Mariano,
 the MCS); the same again from the cache; and the whole report's tables as ``pibench report`` builds them.
 The store is not changed (the cold pass caches into a temporary folder).
 """

@@ -12,7 +12,7 @@ results = run("default", quick=True, results_dir="results_quickstart", progress=
 print(results)
 
 # %% [markdown]
-# One row per task: coverage, lengths, the interval score, each with its 90% bootstrap CI in
+# One row per task: coverage, lengths, the interval score, each with its 90% CI in
 # `summary.csv`, and where the intervals fail (coverage by volatility third).
 
 # %%

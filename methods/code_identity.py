@@ -26,11 +26,13 @@ checkout or install). A method defined elsewhere is named by two things:
   (functions and classes of the same module recursively, also behind ``functools.partial``,
   ``lru_cache`` and ``cached_property``; immutable plain values, numbers, strings and
   tuples of them, as they are; for a class with no source file of its own, a notebook
-  cell's, containers of data too, lists, dicts, sets and numeric arrays, by their contents,
-  since no file holds a cell's settings; any other object, such as a logger, or a cache the
-  method of a file's module fills, by its type only, so state that changes as the method
-  runs never changes its name). So a second class of the same name in one script, a global
-  a loop sets between runs, a class cell run again with another dict of settings, or a
+  cell's, or of a script run as a file (``__main__``), containers of data too, lists, dicts,
+  sets and numeric arrays, by their contents, since no file holds a cell's settings and a
+  script may rebind its own between runs; any other object, such as a logger, or a cache the
+  method of an imported module fills, by its type only, so state that changes as the method
+  runs never changes its name: a cache of data in a script's own globals makes each run in
+  it new code). So a second class of the same name in one script, a global or a dict of
+  settings a loop sets between runs, a class cell run again with another dict of settings, or a
   helper cell edited and run again without the class's cell is new code. It is all that
   names a class with no source file (a notebook cell, ``python -c``). What it cannot see:
   the contents of other mutable objects (a DataFrame, an object's attributes), code
@@ -231,8 +233,9 @@ class _CodeDigest:
     modules whose functions, classes or selves it reads, which are named, not read. A value that is not
     :func:`_plain` (a dict a method fills as a cache, a logger, an array) is named by its type only: state
     the method changes as it runs, or a repr that differs between processes, never changes the digest;
-    unless ``read_data`` (a class with no source file of its own: a notebook cell's), where containers of
-    data are read (:func:`data_content`): a cell's settings are not in any file."""
+    unless ``read_data`` (a class with no source file of its own, a notebook cell's, or a script's), where
+    containers of data are read (:func:`data_content`): a cell's settings are not in any file, and a script
+    may rebind its own between runs."""
 
     def __init__(self, module: str, read_data: bool = False):
         self.module = module
@@ -350,7 +353,8 @@ def _module_of(value: object) -> str | None:
 
 def class_code_digest(cls: type) -> str:
     """The digest of a class's own code and what it reads (:class:`_CodeDigest`)."""
-    digest = _CodeDigest(cls.__module__, read_data=not _defined_in_its_module_file(cls))
+    # a cell's settings are in no file, and a script's may be rebound between its runs (its file stays the same)
+    digest = _CodeDigest(cls.__module__, read_data=cls.__module__ == "__main__" or not _defined_in_its_module_file(cls))
     digest.add(cls)
     return digest.h.hexdigest()
 

@@ -1,4 +1,4 @@
-"""Confidence intervals of a row's headline metrics by the bootstrap, from its stored predictions.
+"""A record's values per resampling unit; confidence intervals of a set's headline metrics by the bootstrap.
 
 A record's predictions are first reduced to one value per resampling unit and metric:
 
@@ -15,20 +15,19 @@ A record's predictions are first reduced to one value per resampling unit and me
   a replicate of groups of unequal sizes is the ratio of its resampled sums to its
   resampled sizes (a share stays within [0, 1]).
 
-Steps of a series are serially dependent, so they are resampled by the stationary
-bootstrap of Politis & Romano (1994), ``arch.bootstrap.StationaryBootstrap``, with the
-mean block length of Politis & White (2004) with Patton, Politis & White's (2009)
-correction (``arch.bootstrap.optimal_block_length``): the largest over the metrics,
-at least 1 and at most a quarter of the steps. Test sequences are exchangeable and
-resampled one by one, or by group (``IIDBootstrap``). Each replicate is the mean of the resampled
-units, the CI the percentile interval at :data:`CI_LEVEL`.
+A series' CIs are t intervals from its steps' values (:mod:`pibench.reports.series_ci`);
+their dependence's reach is summarised by the stationary bootstrap's mean block length of
+Politis & White (2004) with Patton, Politis & White's (2009) correction
+(``arch.bootstrap.optimal_block_length``, :func:`block_length`). Test sequences are
+exchangeable and resampled one by one, or by group (``IIDBootstrap``). Each replicate is
+the mean of the resampled units, the CI the percentile interval at :data:`CI_LEVEL`.
 
 Several seeds: a row's replicate resamples the seeds (with replacement) and then the
 units, one draw of units for every drawn seed (:func:`seed_replicates`): the spread over
 seeds and the uncertainty of the test data together. The seeds of a row share their test
-steps (sequences), the same data on a real dataset: units drawn apart per seed would
-average the bootstrap's noise away, and seeds that predict alike would look as precise as
-that many datasets (a 90% CI holding the truth 60% of the time for five alike seeds).
+sequences, the same data on a real dataset: units drawn apart per seed would average the
+bootstrap's noise away, and seeds that predict alike would look as precise as that many
+datasets (a 90% CI holding the truth 60% of the time for five alike seeds).
 
 Infinite bounds (ACI with alpha_t <= 0) are capped as in every table
 (:func:`~pibench.reports.metrics.cap_bounds`), so lengths and scores, and their CIs,
@@ -42,7 +41,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from arch.bootstrap import IIDBootstrap, StationaryBootstrap, optimal_block_length
+from arch.bootstrap import IIDBootstrap, optimal_block_length
 
 from pibench.reports.metrics import cap_bounds, interval_scores, tie_runs
 
@@ -107,21 +106,17 @@ def block_length(values: np.ndarray) -> int:
     return int(min(max(best, 1), max(1, n // 4)))
 
 
-def replicates(values: np.ndarray, dependent: bool, seed: int, reps: int = REPS,
+def replicates(values: np.ndarray, seed: int, reps: int = REPS,
                sizes: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """(bootstrap replicates (reps, k) of the column means of ``values``, the mean block length used):
-    the stationary bootstrap for dependent units, else the i.i.d. bootstrap (block length 1). ``sizes``
-    (n,), of groups of sequences scaled to mean 1 (:func:`group_sizes`): each replicate divided by its
-    resampled sizes' mean (the ratio estimator)."""
-    rng = np.random.default_rng(seed)
-    length = block_length(values) if dependent else 1
+    """(i.i.d. bootstrap replicates (reps, k) of the column means of exchangeable ``values``, the block
+    length 1). ``sizes`` (n,), of groups of sequences scaled to mean 1 (:func:`group_sizes`): each replicate
+    divided by its resampled sizes' mean (the ratio estimator)."""
     columns = values if sizes is None else np.column_stack([values, sizes])
-    bootstrap: IIDBootstrap = StationaryBootstrap(length, columns, seed=rng) if dependent else IIDBootstrap(
-        columns, seed=rng)
+    bootstrap = IIDBootstrap(columns, seed=np.random.default_rng(seed))
     draws = np.asarray(bootstrap.apply(lambda x: x.mean(axis=0), reps), dtype=float).reshape(reps, columns.shape[1])
     if sizes is not None:
         draws = draws[:, :-1] / draws[:, -1:]
-    return draws, length
+    return draws, 1
 
 
 def group_sizes(clusters: np.ndarray) -> np.ndarray | None:
@@ -131,12 +126,12 @@ def group_sizes(clusters: np.ndarray) -> np.ndarray | None:
     return None if np.ptp(sizes) == 0 else sizes / sizes.mean()
 
 
-def seed_replicates(units: list[np.ndarray], draws: list[np.ndarray], dependent: bool, seed: int,
+def seed_replicates(units: list[np.ndarray], draws: list[np.ndarray], seed: int,
                     sizes: np.ndarray | None = None) -> np.ndarray:
-    """A row's replicates (reps, k) from its seeds' units (each (n, k)) and own replicates (each (reps, k)):
-    replicate b draws as many seeds as there are, with replacement, and one resample of the units (blocks of
-    test steps, or sequences) for all of them (module docstring). One seed: its own replicates. Seeds over
-    other units (never in a row of one dataset): the b-th replicates of the drawn seeds, averaged."""
+    """A set row's replicates (reps, k) from its seeds' units (each (n, k)) and own replicates (each (reps, k)):
+    replicate b draws as many seeds as there are, with replacement, and one resample of the sequences (or
+    groups) for all of them (module docstring). One seed: its own replicates. Seeds over other units (never
+    in a row of one dataset): the b-th replicates of the drawn seeds, averaged."""
     if len(units) == 1:
         return draws[0]
     reps, n_seeds = len(draws[0]), len(units)
@@ -147,8 +142,7 @@ def seed_replicates(units: list[np.ndarray], draws: list[np.ndarray], dependent:
     stacked = np.stack(units)  # (S, n, k)
     n = stacked.shape[1]
     positions = np.arange(n)
-    resample: IIDBootstrap = (StationaryBootstrap(block_length(stacked.mean(axis=0)), positions, seed=rng)
-                              if dependent else IIDBootstrap(positions, seed=rng))
+    resample = IIDBootstrap(positions, seed=rng)
     weights = np.empty((reps, n))  # replicate b's share of each unit
     for b, (data, _) in enumerate(resample.bootstrap(reps)):
         weights[b] = np.bincount(data[0], minlength=n) / n

@@ -92,6 +92,22 @@ def ewc_variance(d: np.ndarray, nu: int) -> float:
     return float(np.mean(transforms ** 2))
 
 
+def mean_standard_error(x: np.ndarray, dependent: bool = True) -> tuple[float, int]:
+    """(the standard error of the mean of ``x`` (n,), the degrees of freedom of the Student t it goes with): the
+    EWC long-run variance and nu for a series (``dependent``), the sample variance and n - 1 for exchangeable
+    units. Where the EWC variance is rounding only (nothing at the nu lowest frequencies: a palindrome has
+    nothing at j = 1), the sample variance and n - 1."""
+    x = np.asarray(x, dtype=float)
+    n, plain = len(x), float(x.var(ddof=1))
+    degrees, variance = n - 1, plain
+    if dependent:
+        nu = ewc_degrees(x)
+        long_run = ewc_variance(x, nu)
+        if long_run > 1e-12 * plain:
+            degrees, variance = nu, long_run
+    return math.sqrt(variance / n), degrees
+
+
 @dataclass(frozen=True)
 class DieboldMariano:
     """A row's mean loss difference to the reference, its CI at ``level``, DM and its p-value."""
@@ -118,15 +134,7 @@ def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = T
     if np.ptp(d) == 0:  # the same difference at every unit: exact
         return DieboldMariano(mean, mean, mean, 0.0 if mean == 0 else math.copysign(math.inf, mean),
                               1.0 if mean == 0 else 0.0, n, n - 1)
-    if dependent:
-        degrees = ewc_degrees(d)
-        variance = ewc_variance(d, degrees)
-    else:
-        degrees, variance = n - 1, float(d.var(ddof=1))
-    if variance <= 1e-12 * float(d.var(ddof=1)):
-        # nothing but rounding at the nu lowest frequencies (a palindrome has nothing at j = 1): the plain variance
-        variance = float(d.var(ddof=1))
-    se = math.sqrt(variance / n)
+    se, degrees = mean_standard_error(d, dependent)
     statistic = mean / se
     p = float(2 * student_t.sf(abs(statistic), degrees))
     half = float(student_t.ppf(0.5 + level / 2, degrees)) * se

@@ -1,10 +1,12 @@
 """Is the difference real? Uncertainty and comparisons of stored results, from their predictions only.
 
-Per record (cached beside the store, checked like every cache): the resampling units
-and bootstrap replicates of its headline metrics (:mod:`pibench.reports.bootstrap_ci`)
-and the clusters of the interval-forecast tests (:mod:`pibench.reports.interval_tests`).
-Per table row (suite, dataset, alpha, method, setting) over its seeds: CIs of coverage,
-mean length and interval score (seeds resampled, then units), the tests on the counts
+Per record (cached beside the store, checked like every cache): the values of its headline
+metrics per resampling unit, for a set of sequences their bootstrap replicates
+(:mod:`pibench.reports.bootstrap_ci`), and the clusters of the interval-forecast tests
+(:mod:`pibench.reports.interval_tests`). Per table row (suite, dataset, alpha, method,
+setting) over its seeds: CIs of coverage, mean length and interval score (a series'
+fixed-smoothing t intervals, :mod:`pibench.reports.series_ci`; a set's seeds resampled, then
+its sequences), the tests on the counts
 pooled over seeds (a time step's or sequence's seeds one cluster), and membership of
 the Model Confidence Set of its dataset. Per dataset: each
 row's Diebold-Mariano comparison with a reference row (:mod:`pibench.reports.comparisons`).
@@ -29,6 +31,7 @@ from pibench.reports.bootstrap_ci import (
     REPS,
     SERIES_METRICS,
     SET_METRICS,
+    block_length,
     group_sizes,
     percentile_ci,
     replicates,
@@ -38,9 +41,10 @@ from pibench.reports.bootstrap_ci import (
 )
 from pibench.reports.comparisons import MIN_UNITS, diebold_mariano, mcs_p_values
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
+from pibench.reports.series_ci import series_ci
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 7
+STATS_VERSION = 8
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -53,7 +57,8 @@ LOSSES = {"winkler": "winkler", "interval_score": "winkler", "mean_length": "mea
 
 @dataclass(frozen=True)
 class RecordStatistics:
-    """What one record contributes: its units' values (n, k), their replicates (REPS, k), the block length,
+    """What one record contributes: its units' values (n, k), their replicates (a set's (REPS, k); a series'
+    none, (0, k)), the block length,
     and the clusters of its tests (series: :func:`~pibench.reports.interval_tests.step_clusters`; sets: per
     test sequence, or group of sequences where the dataset names them, (sequences, jointly covered))."""
 
@@ -112,8 +117,11 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
     seeded_config = dict(record["config"])
     if "dataset" in seeded_config:
         seeded_config["dataset"] = seeded_dataset(seeded_config["dataset"])
-    draws, block = replicates(units, dependent, _seed_of(json.dumps(seeded_config, sort_keys=True)),
-                              sizes=None if dependent else group_sizes(clusters))
+    if dependent:  # its CIs are t intervals from the units (pibench.reports.series_ci)
+        draws, block = np.empty((0, units.shape[1])), block_length(units)
+    else:
+        draws, block = replicates(units, _seed_of(json.dumps(seeded_config, sort_keys=True)),
+                                  sizes=group_sizes(clusters))
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters)
 
 
@@ -198,8 +206,8 @@ def row_clusters(members: list[RecordStatistics]) -> np.ndarray:
 
 
 def task_columns(record: dict, stats: RecordStatistics) -> dict[str, float]:
-    """The summary columns of one task: CIs of its own replicates, its tests, its block length."""
-    low, high = percentile_ci(stats.draws)
+    """The summary columns of one task: CIs of its own, its tests, its block length."""
+    low, high = series_ci([stats.units]) if stats.kind == "series" else percentile_ci(stats.draws)
     # a set's interval score at the per-horizon level alpha / H: the loss its comparisons and MCS rank by
     compared = {"bonferroni_winkler": float(stats.column("bonferroni_winkler").mean())} if stats.kind == "set" else {}
     return {**_ci_columns(stats.kind, stats.metrics, low, high), **compared,
@@ -345,10 +353,12 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: dict) -> dict:
     kind = members[0][1].kind
-    draws = seed_replicates([s.units for _, s in members], [s.draws for _, s in members], kind == "series",
-                            _seed_of(json.dumps([str(k) for k in _seed_key(key, members)])),
-                            None if kind == "series" else group_sizes(members[0][1].clusters))
-    low, high = percentile_ci(draws)
+    if kind == "series":
+        low, high = series_ci([s.units for _, s in members])
+    else:
+        low, high = percentile_ci(seed_replicates([s.units for _, s in members], [s.draws for _, s in members],
+                                                  _seed_of(json.dumps([str(k) for k in _seed_key(key, members)])),
+                                                  group_sizes(members[0][1].clusters)))
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
             **_ci_columns(kind, members[0][1].metrics, low, high),
             **_test_columns(kind, row_clusters([s for _, s in members]), float(key[2])), **mcs}

@@ -218,9 +218,11 @@ def _seed_means(rows: pd.DataFrame, metrics: list[str], statistics: pd.DataFrame
 #: How the tables print a value with its CI, and the note under a table that has them.
 def statistics_note(series: bool, sets: bool) -> str:
     """The footnote of the tables with statistics, naming the tests of the kinds of rows shown."""
-    units = [u for u, shown in (("test steps by the stationary block bootstrap, whole steps of a panel together",
-                                 series), ("test sequences one by one, or a dataset's groups whole: EEG's 64 "
-                                           "channels of a trial, csv_sets' group_column", sets))
+    units = [u for u, shown in (("series: a t interval from the test steps' long-run (EWC) variance, whole steps "
+                                 "of a panel together, the spread of the seeds' means added", series),
+                                ("sets: the bootstrap of test sequences one by one, or a dataset's groups whole "
+                                 "(EEG's 64 channels of a trial, csv_sets' group_column), seeds resampled, then "
+                                 "sequences, the same for every seed", sets))
              if shown]
     tests = [t for t, shown in (("p uc / ind / cc: Kupiec's unconditional coverage, Christoffersen's independence "
                                  "and conditional coverage tests (counts pooled over series and seeds, a time step's "
@@ -232,8 +234,7 @@ def statistics_note(series: bool, sets: bool) -> str:
              if shown]
     score = "the interval score" + (" (sets: per horizon at level alpha / H, Bonferroni's)" if sets else "")
     return (f"_A row over several seeds shows their means (counts rounded: n_infinite and n_test are per seed). "
-            f"[low, high]: 90% bootstrap CI ({'; '.join(units)}; seeds resampled, then units, the same for every "
-            f"seed; capped lengths). "
+            f"[low, high]: 90% CI ({'; '.join(units)}; capped lengths). "
             f"{', '.join(tests)}; * rejects at 5%. MCS: in the 90% Model Confidence Set of its dataset on "
             f"{score} (the oracle is never in it)._\n")
 

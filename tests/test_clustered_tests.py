@@ -244,6 +244,17 @@ def test_diebold_mariano_is_the_t_test_for_exchangeable_units():
     assert dm.degrees == 79
 
 
+def test_a_dm_whose_ewc_variance_is_rounding_only_uses_the_sample_variance_and_its_degrees():
+    """Differences with nothing at the lowest cosine frequencies (a cosine of frequency 20 over 64 steps): the
+    EWC variance is rounding, so the sample variance stands in, with n - 1 degrees (it kept t_nu: p 0.32 where
+    the sample variance's own t gives 0.27)."""
+    t = np.arange(1, 65)
+    d = 0.1 + np.cos(np.pi * 20 * (t - 0.5) / 64)
+    dm = diebold_mariano(d, np.zeros(64))
+    expected = ttest_1samp(d, 0.0)
+    assert dm.degrees == 63 and dm.p_value == pytest.approx(expected.pvalue, rel=1e-9)
+
+
 def test_the_mcs_of_two_rows_is_diebold_marianos_test_at_its_level():
     """Two rows: the fixed-smoothing MCS drops one exactly when Diebold-Mariano (EWC variance, t_nu) rejects
     equal means at 10%, apart from simulation error near p = 0.1."""
@@ -361,11 +372,10 @@ params = {{ base = "linear", gamma = 0.0 }}
         assert row[name] == pytest.approx(tasks[name].iloc[0], rel=1e-9), name
 
 
-def _row_ci_width_and_hit(units: list[np.ndarray], truth: float, seed: int) -> tuple[float, bool]:
-    from pibench.reports.bootstrap_ci import percentile_ci, replicates, seed_replicates
+def _row_ci_width_and_hit(units: list[np.ndarray], truth: float) -> tuple[float, bool]:
+    from pibench.reports.series_ci import series_ci
 
-    draws = [replicates(u, True, seed + i, reps=400)[0] for i, u in enumerate(units)]
-    low, high = percentile_ci(seed_replicates(units, draws, True, seed))
+    low, high = series_ci(units)
     return float(high[0] - low[0]), bool(low[0] <= truth <= high[0])
 
 
@@ -374,10 +384,10 @@ def test_a_row_of_seeds_that_predict_alike_is_as_uncertain_as_one_seed():
     made it half as wide for four seeds, and it held the truth 60% of the time for five)."""
     rng = np.random.default_rng(9)
     held, widths = 0, []
-    for rep in range(120):
+    for _ in range(120):
         hits = (rng.random((500, 1)) < 0.9).astype(float)
-        width, hit = _row_ci_width_and_hit([hits] * 4, 0.9, rep)
-        single, _ = _row_ci_width_and_hit([hits], 0.9, rep)
+        width, hit = _row_ci_width_and_hit([hits] * 4, 0.9)
+        single, _ = _row_ci_width_and_hit([hits], 0.9)
         held += hit
         widths.append(width / single)
     assert 0.85 <= np.median(widths) <= 1.15, np.median(widths)
@@ -390,8 +400,8 @@ def test_a_row_of_seeds_keeps_the_spread_between_them():
     rng = np.random.default_rng(10)
     common = (rng.random((800, 1)) < 0.9).astype(float)
     apart = [np.clip(common - (rng.random((800, 1)) < shift), 0, 1) for shift in (0.0, 0.04, 0.08)]
-    width_alike, _ = _row_ci_width_and_hit([common] * 3, 0.9, 0)
-    width_apart, _ = _row_ci_width_and_hit(apart, 0.9, 0)
+    width_alike, _ = _row_ci_width_and_hit([common] * 3, 0.9)
+    width_apart, _ = _row_ci_width_and_hit(apart, 0.9)
     assert width_apart > 1.3 * width_alike
 
 
@@ -421,7 +431,8 @@ def test_sequences_that_come_in_groups_are_resampled_as_groups():
         for name, clusters in (("groups", labels), ("sequences", None)):
             units, dependent = unit_values(_set_frame(covered, clusters), 0.1, (-10.0, 10.0))
             assert units[:, 0].mean() == pytest.approx(covered.mean())  # the groups' mean is the sequences'
-            low, high = percentile_ci(replicates(units, dependent, rep, reps=400)[0])
+            assert not dependent
+            low, high = percentile_ci(replicates(units, rep, reps=400)[0])
             held[name] += low[0] <= 0.9 <= high[0]
     assert 0.8 <= held["groups"] / 100 <= 0.97, held
     assert held["sequences"] / 100 < 0.6, held
@@ -459,9 +470,9 @@ def test_groups_of_unequal_sizes_keep_a_share_within_zero_and_one():
     assert weights is not None and weights.mean() == pytest.approx(1.0)
     low, high = percentile_ci(stats.draws)
     assert 0 <= low[0] <= covered.mean() <= high[0] <= 1
-    unscaled, _ = replicates(units, False, 1)
+    unscaled, _ = replicates(units, 1)
     assert percentile_ci(unscaled)[1][0] > 1  # what the scaled sums alone gave
-    row_low, row_high = percentile_ci(seed_replicates([units, units], [stats.draws, stats.draws], False, 3, weights))
+    row_low, row_high = percentile_ci(seed_replicates([units, units], [stats.draws, stats.draws], 3, weights))
     assert 0 <= row_low[0] <= covered.mean() <= row_high[0] <= 1
 
 

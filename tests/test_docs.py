@@ -20,7 +20,7 @@ MOVED = {
     "A rerun skips every finished task, so a killed run resumes where it stopped;": "getting-started.md",
     "Everything installs under the one import name `pibench`": "getting-started.md",
     "`report --html` writes one self-contained page": "guide/figures.md",
-    "Every table row carries a 90% bootstrap CI of": "guide/metrics.md",
+    "Every table row carries a 90% CI of": "guide/metrics.md",
     "Overall coverage can look nominal while the": "guide/metrics.md",
     "Every split-conformal online method (aci, agaci, nexcp,": "guide/methods.md",
     "The built-in `regime` dataset has an AR(3) mean whose": "reproductions/regime.md",

@@ -583,6 +583,41 @@ def test_a_global_set_between_runs_or_a_class_redefined_in_a_script_is_new_code(
     assert out["again"] == {"ran": 0, "redone": [], "length": out["redefined"]["length"]}
 
 
+#: a script whose method reads a dict of settings, rebound between its runs, then edited back in place
+SCRIPT_SETTINGS = PLUGIN.replace("WIDTH = 1.0\n", "SETTINGS = {'width': 1.0}\n").replace(
+    "half = WIDTH * norm.ppf", "half = SETTINGS['width'] * norm.ppf") + '''
+import json
+from pibench import run
+
+
+def row():
+    r = run("suite.toml", results_dir="r", progress=False)
+    return {"ran": len(r.run_report.executed), "length": r.records[0]["mean_length"]}
+
+
+out = {"first": row()}
+SETTINGS = {"width": 3.0}
+out["rebound"] = row()
+SETTINGS["width"] = 1.0
+out["back"] = row()
+print(json.dumps(out))
+'''
+
+
+def test_a_dict_of_settings_a_script_rebinds_between_runs_is_new_code(plugin_project):
+    """A script run as a file whose method reads ``SETTINGS["width"]``: rebinding the dict to width 3 reran
+    nothing and showed width 1's numbers (its file is the same, and a dict was named by its type only); setting
+    it back in place finds the first run's task done."""
+    (plugin_project / "script.py").write_text(SCRIPT_SETTINGS)
+    done = subprocess.run([sys.executable, "script.py"], cwd=plugin_project, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(plugin_project)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["first"]["ran"] == 1 and out["rebound"]["ran"] == 1
+    assert out["rebound"]["length"] == pytest.approx(3 * out["first"]["length"], rel=1e-12)
+    assert out["back"] == out["first"] | {"ran": 0}
+
+
 SIBLING_METHOD = PLUGIN.replace("WIDTH = 1.0\n", "from my_helpers import widen\n").replace(
     "half = WIDTH * norm.ppf", "half = widen(1.0) * norm.ppf")
 

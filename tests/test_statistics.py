@@ -12,6 +12,7 @@ from pibench import run
 from pibench.reports.bootstrap_ci import percentile_ci, replicates, seed_replicates
 from pibench.reports.comparisons import diebold_mariano, model_confidence_set
 from pibench.reports.interval_tests import MissCounts, coverage_tests, joint_coverage_test, lr_ind, lr_uc, miss_counts
+from pibench.reports.series_ci import series_ci
 
 
 def markov_misses(n: int, miss_rate: float, stay: float, rng: np.random.Generator) -> np.ndarray:
@@ -27,29 +28,61 @@ def markov_misses(n: int, miss_rate: float, stay: float, rng: np.random.Generato
     return out
 
 
-def test_the_block_bootstrap_ci_covers_dependent_coverage_where_the_iid_one_does_not():
-    """200 chains of 2,000 steps, 10% misses in runs (P(miss | miss) = 0.6): the stationary block
-    bootstrap's 90% CI of coverage holds the true 90% in 85-95% of them; the i.i.d. bootstrap's, which
-    ignores the runs, far less often."""
+def test_the_series_ci_covers_dependent_coverage_where_the_iid_bootstrap_does_not():
+    """200 chains of 2,000 steps, 10% misses in runs (P(miss | miss) = 0.6): the fixed-smoothing t interval
+    (EWC variance) of coverage holds the true 90% in 85-95% of them; the i.i.d. bootstrap's, which ignores
+    the runs, far less often."""
     rng = np.random.default_rng(2024)
-    held = {"block": 0, "iid": 0}
+    held = {"series": 0, "iid": 0}
     for rep in range(200):
         hits = (~markov_misses(2000, 0.1, 0.6, rng)).astype(float)[:, None]
-        for name, dependent in (("block", True), ("iid", False)):
-            draws, _ = replicates(hits, dependent, seed=rep, reps=400)
-            low, high = percentile_ci(draws)
+        iid = percentile_ci(replicates(hits, rep, reps=400)[0])
+        for name, (low, high) in (("series", series_ci([hits])), ("iid", iid)):
             held[name] += int(low[0] <= 0.9 <= high[0])
-    assert 0.85 <= held["block"] / 200 <= 0.95, held
+    assert 0.85 <= held["series"] / 200 <= 0.95, held
     assert held["iid"] / 200 < 0.8, held
+
+
+def test_the_series_ci_of_a_persistent_mean_holds_it_about_90_percent_of_the_time():
+    """Per-step scores as persistent as sliding-window methods' (AR(1) 0.9) over a year of steps: the 90% CI
+    holds the true mean in 84-96% of 400 draws (measured 89%); the stationary bootstrap with Politis-White's
+    block that pibench used before held it 76% of the time (measured over 800 draws)."""
+    from scipy.signal import lfilter
+
+    rng = np.random.default_rng(11)
+    held = 0
+    for _ in range(400):
+        x = lfilter([1.0], [1.0, -0.9], rng.standard_normal(665))[300:]
+        low, high = series_ci([x[:, None]], shares=())
+        held += int(low[0] <= 0.0 <= high[0])
+    assert 0.84 <= held / 400 <= 0.96, held
+
+
+def test_the_series_ci_of_seeds_on_one_series_holds_the_mean_over_data_and_seeds():
+    """Four seeds on one AR(1) 0.8 series (its mean's standard error 0.26), each with its own offset (sd 1) and
+    noise: the row's CI holds the mean over data and seeds in 84-96% of 400 draws (measured 91%); the EWC CI of
+    the step-wise seed mean alone, blind to the offsets, 59%."""
+    from scipy.signal import lfilter
+
+    rng = np.random.default_rng(12)
+    held = {"row": 0, "data only": 0}
+    for _ in range(400):
+        w = lfilter([1.0], [1.0, -0.8], rng.standard_normal(665))[300:]
+        seeds = [(w + rng.standard_normal() + 0.5 * rng.standard_normal(365))[:, None] for _ in range(4)]
+        for name, (low, high) in (("row", series_ci(seeds, shares=())),
+                                  ("data only", series_ci([np.mean(seeds, axis=0)], shares=()))):
+            held[name] += int(low[0] <= 0.0 <= high[0])
+    assert 0.84 <= held["row"] / 400 <= 0.96, held
+    assert held["data only"] / 400 < 0.75, held
 
 
 def test_seed_replicates_resample_seeds_then_units():
     one = np.full((1000, 1), 0.90)
     other = np.full((1000, 1), 0.80)
-    draws = seed_replicates([one, other], [one, other], True, seed=0)
+    draws = seed_replicates([one, other], [one, other], seed=0)
     assert set(np.round(np.unique(draws), 6)) <= {0.8, 0.85, 0.9}  # two seeds drawn with replacement
     assert 0.2 < np.mean(np.isclose(draws, 0.85)) < 0.8
-    assert np.array_equal(seed_replicates([one], [one], True, seed=0), one)
+    assert np.array_equal(seed_replicates([one], [one], seed=0), one)
 
 
 def test_christoffersen_equals_a_hand_computation():
@@ -252,12 +285,12 @@ def test_the_comparison_figure_and_the_tradeoff_bars(stats_store):
 
 
 def test_a_tasks_cis_do_not_depend_on_the_code_version_that_ran_it(stats_store):
-    """The same predictions under another code version (so another task id) give the same bootstrap draws:
-    a table of unchanged numbers does not move with every commit."""
+    """The same predictions of a set under another code version (so another task id) give the same bootstrap
+    draws: a table of unchanged numbers does not move with every commit (a series' CIs draw nothing)."""
     from pibench.reports.statistics import record_statistics
 
     results, _ = stats_store
-    record = next(r for r in results.records if r["dataset"] == "ar" and r["status"] == "ok")
+    record = next(r for r in results.records if r["dataset"] == "seasonal_sets" and r["status"] == "ok")
     frame = results.predictions(record["task_id"])
     other = {**record, "task_id": "0" * 20, "code_version": "0.0.0+src.other",
              "identity": {**record["identity"], "code": "0.0.0+src.other"}}
@@ -301,8 +334,8 @@ def test_the_footnote_names_the_tests_of_the_rows_shown():
 
     series, sets, both = statistics_note(True, False), statistics_note(False, True), statistics_note(True, True)
     assert "Kupiec" in series and "p joint" not in series and "sequences one by one" not in series
-    assert "Kupiec" not in sets and "p joint" in sets and "block bootstrap" not in sets
-    assert all(part in both for part in ("Kupiec", "p joint", "block bootstrap", "sequences one by one"))
+    assert "Kupiec" not in sets and "p joint" in sets and "EWC" not in sets and "bootstrap" not in series
+    assert all(part in both for part in ("Kupiec", "p joint", "EWC", "sequences one by one"))
     assert "at level alpha / H" in sets and "at level alpha / H" not in series  # the MCS's loss on sets
     assert all("shows their means (counts rounded" in note for note in (series, sets))
 

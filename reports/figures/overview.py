@@ -75,7 +75,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         ax.grid(alpha=0.3)
     hide_spare_panels(axes, len(panels))
     legend_outside(fig, axes.ravel())
-    fig.suptitle(f"Coverage against mean length (seed means, bars: 90% bootstrap CIs; dashed: nominal "
+    fig.suptitle(f"Coverage against mean length (seed means, bars: 90% CIs; dashed: nominal "
                  f"{results.nominal_percent:g}%)", wrap=True)
     _place_setting_names(fig, names)
     return fig
