@@ -248,6 +248,8 @@ def test_a_dm_whose_ewc_variance_is_rounding_only_uses_the_sample_variance_and_i
     """Differences with nothing at the lowest cosine frequencies (a cosine of frequency 20 over 64 steps): the
     EWC variance is rounding, so the sample variance stands in, with n - 1 degrees (it kept t_nu: p 0.32 where
     the sample variance's own t gives 0.27)."""
+    from scipy.stats import ttest_1samp
+
     t = np.arange(1, 65)
     d = 0.1 + np.cos(np.pi * 20 * (t - 0.5) / 64)
     dm = diebold_mariano(d, np.zeros(64))
