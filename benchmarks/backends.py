@@ -77,12 +77,12 @@ def check_workers(n_jobs: int, threads: int, backend: str = "loky", scheduler: s
     cores = available_cores()
     remote = backend == "dask" and scheduler is not None  # a cluster brings its own cores
     if threads > cores and not remote:
-        raise ValueError(f"--threads {threads} is more than the {cores} CPU core(s) this process may use; give "
-                         f"--threads 1 (the default) to {cores}.")
+        raise ValueError(f"threads={threads} (--threads {threads}) is more than the {cores} CPU core(s) this "
+                         f"process may use; give 1 (the default) to {cores}.")
     if n_jobs > WORKERS_PER_CORE * cores and not remote:
-        raise ValueError(f"-j {n_jobs} is far more than the {cores} CPU core(s) here (at most "
-                         f"{WORKERS_PER_CORE * cores}: more workers only wait); give -j {cores} to run one task per "
-                         "core, or --backend dask --scheduler ADDRESS for a cluster.")
+        raise ValueError(f"{jobs_name}={n_jobs} (-j {n_jobs}) is far more than the {cores} CPU core(s) here (at most "
+                         f"{WORKERS_PER_CORE * cores}: more workers only wait); give {cores} to run one task per "
+                         "core, or the dask backend with a scheduler's address for a cluster.")
 
 
 #: Seconds to wait for a dask scheduler to accept a connection, before any work starts.

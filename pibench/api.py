@@ -315,6 +315,11 @@ def load_results(results_dir: str | Path = "results") -> Results:
                          f"--results-dir {results_dir} writes one).")
     store = ResultsStore(results_dir)
     records, unreadable = store.scan()
+    if not records and not unreadable and not (Path(results_dir) / "tasks").is_dir():
+        inside = sorted(str(p.parent) for p in Path(results_dir).glob("*/tasks") if p.is_dir())
+        hint = f": {', '.join(inside[:3])} inside it {'are such folders' if len(inside) > 1 else 'is one'}" \
+            if inside else " (pibench run --results-dir DIR writes one)"
+        raise ValueError(f"{results_dir} is no results folder (it has no tasks/); give the folder a run wrote{hint}.")
     current, superseded = select_current(records, code_version(), _loaded_plugin_code(records), store.requested())
     left_out = [f"{s.path.name}: {s.reason}" for s in unreadable]
     left_out += [f"task {s.task_id}: {s.reason}" for s in superseded]

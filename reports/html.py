@@ -92,7 +92,8 @@ def _provenance(results: StoredResults, wall_seconds: float) -> str:
         "tasks ran": f"{starts[0]} to {starts[-1]}" if starts else "-",
         "code versions": ", ".join(sorted({r["identity"].get("code", "?") for r in records})),
         "plugin code": ", ".join(sorted({p for p in map(plugin_code, records) if p})) or "-",
-        "git commits": ", ".join(sorted({str(r.get("git_commit")) for r in records})),
+        "git commits": ", ".join(sorted({str(r["git_commit"]) for r in records if r.get("git_commit")}))
+        or "- (not run from a git checkout)",
         "hosts": ", ".join(sorted({str(r.get("host")) for r in records})),
         "python": ", ".join(sorted({str(r.get("python")) for r in records})),
         **{f"package {k}": str(v) for k, v in packages.items()},
@@ -101,11 +102,13 @@ def _provenance(results: StoredResults, wall_seconds: float) -> str:
     tasks = pd.DataFrame([{k: r.get(k) for k in ("suite", "dataset", "method", "setting", "seed", "status",
                                                   "wall_seconds", "host", "task_id")} for r in records])
     tasks = tasks.sort_values(["suite", "dataset", "method", "setting", "seed"])
-    tasks["wall_seconds"] = tasks["wall_seconds"].map(lambda s: f"{s:.1f}" if pd.notna(s) else "-")
+    tasks["wall_seconds"] = tasks["wall_seconds"].map(lambda s: f"{s:.3g}" if pd.notna(s) else "-")
     ahead = ", without the shared base fits computed ahead of them" if any(
         r.get("shared_base_fits") for r in records) else ""
+    total = sum(float(r.get("wall_seconds") or 0) for r in records)
+    spent = f"{total / 60:.1f} task-minutes" if total >= 60 else f"{total:.3g} task-seconds"
     return (f"<table>{rows}</table><details><summary>wall time per task ({len(tasks)} tasks, "
-            f"{sum(float(r.get('wall_seconds') or 0) for r in records) / 60:.1f} task-minutes{ahead})</summary>"
+            f"{spent}{ahead})</summary>"
             f"{tasks.to_html(index=False, border=0, escape=True)}</details>")
 
 

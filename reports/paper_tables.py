@@ -117,15 +117,27 @@ def fesp_comparison(summary: pd.DataFrame, suite: str = "fesp", paper_level: boo
     return pd.DataFrame(rows)
 
 
+def _gamma_and_rest(setting: str) -> tuple[float, str]:
+    """(gamma, the setting's other keys) of an ACI setting label ("gamma=0.01,score=normalized" -> (0.01,
+    "score=normalized")); gamma NaN where the label names none."""
+    parts = setting.split(",")
+    named = [p for p in parts if p.startswith("gamma=")]
+    gamma = pd.to_numeric(named[0].removeprefix("gamma="), errors="coerce") if len(named) == 1 else float("nan")
+    return float(gamma), ",".join(p for p in parts if p not in named)
+
+
 def aci_sweep(summary: pd.DataFrame, suite: str = "fesp", dataset: str = "fesp") -> pd.DataFrame:
-    """ACI's rows of one dataset with a numeric ``gamma`` column, sorted by gamma (seed means)."""
+    """ACI's rows of one dataset with a numeric ``gamma`` column and ``variant``, the setting's other keys ("" for
+    plain "gamma=X"), sorted by variant and gamma (seed means); only variants swept over two gammas or more."""
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok") & (summary["dataset"] == dataset)
                  & (summary["method"] == "aci")]
     if ok.empty:
         return pd.DataFrame()
     aci = ok.groupby("setting", as_index=False).mean(numeric_only=True)
-    gammas = pd.to_numeric(aci["setting"].str.extract(r"^gamma=([0-9.eE+-]+)$")[0], errors="coerce")
-    return aci.assign(gamma=gammas).dropna(subset=["gamma"]).sort_values("gamma").reset_index(drop=True)
+    parsed = [_gamma_and_rest(setting) for setting in aci["setting"]]
+    aci = aci.assign(gamma=[g for g, _ in parsed], variant=[v for _, v in parsed]).dropna(subset=["gamma"])
+    aci = aci[aci.groupby("variant")["gamma"].transform("size") > 1]
+    return aci.sort_values(["variant", "gamma"]).reset_index(drop=True)
 
 
 def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
@@ -148,6 +160,7 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
     out = f"### fesp: measured vs paper (mean length uses capped bounds; #inf counts infinite intervals{quick})\n\n"
     out += _markdown(rows) if rows else "_no fesp method in the paper's table has finished_\n"
     sweep = aci_sweep(at_paper_level(summary), suite)
+    sweep = sweep[sweep["variant"] == ""] if len(sweep) else sweep  # the paper's: gamma alone
     if len(sweep) > 1:
         lines = [{"gamma": f"{r.gamma:g}", "coverage %": _fmt(100 * r.coverage),
                   "mean length (std)": _fmt(r.mean_length, r.std_length),

@@ -62,7 +62,8 @@ def _why_other(record: dict, chosen: tuple[str, str, str]) -> str:
     if code != chosen[0]:
         return f"pibench code {code or 'unknown'}, the table's {chosen[0] or 'unknown'}"
     if plugin != chosen[1]:
-        return describe_change(json.loads(plugin), json.loads(chosen[1])) or "other plugin code"
+        changed = describe_change(json.loads(plugin), json.loads(chosen[1]))
+        return f"{changed}, against the table's" if changed else "other plugin code than the table's"
     differ = configuration_change(json.loads(config), json.loads(chosen[2]), "the table's")
     return f"another configuration: {differ}" if differ else "another configuration"
 
@@ -121,7 +122,7 @@ def select_current(records: list[dict], code_version: str, plugins: dict[str, di
             if _variant(record) != pick:
                 left_out.append(LeftOut(record["task_id"], f"superseded: the table shows this suite entry's "
                                                            "configuration a run asked for last and its code "
-                                                           f"({_why_other(record, pick)} here)"))
+                                                           f"({_why_other(record, pick)})"))
             else:
                 by_seed.setdefault(record["seed"], []).append(record)
         row_data = _row_data([r for rs in by_seed.values() for r in rs], requested)

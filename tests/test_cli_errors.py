@@ -238,9 +238,12 @@ def test_read_only_results_dir(store):
 
 def test_report_on_an_empty_or_missing_dir(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
-    assert main(["report", "--results-dir", str(tmp_path / "empty")]) == 1
+    assert main(["report", "--results-dir", str(tmp_path / "empty")]) == 2  # no folder a run wrote
     err = capsys.readouterr().err
-    assert "no usable results" in err and "Traceback" not in err
+    assert "is no results folder (it has no tasks/)" in err and "Traceback" not in err
+    (tmp_path / "empty" / "tasks").mkdir()  # a run's folder, nothing finished in it yet
+    assert main(["report", "--results-dir", str(tmp_path / "empty")]) == 1
+    assert "no usable results" in capsys.readouterr().err
     assert main(["report", "--results-dir", str(tmp_path / "nothing")]) == 2  # a typo, not an empty store
     err = capsys.readouterr().err
     assert "does not exist" in err and err.count("\n") == 1 and not (tmp_path / "nothing").exists()
@@ -505,3 +508,14 @@ def test_a_window_too_long_names_only_the_methods_that_could_serve_the_dataset(t
                        'datasets = ["mine"]')
     assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
     assert "method 'oracle' left out on dataset 'mine'" in capsys.readouterr().out
+
+
+def test_load_results_of_a_folder_that_holds_a_results_folder_names_it(tmp_path):
+    """The parent of a results folder quietly loaded as 0 finished tasks (an empty compare()); the CLI said
+    more. It is refused, naming the results folder inside it."""
+    from pibench import load_results, run
+
+    run(datasets=["ar"], methods=["autoreg"], quick=True, results_dir=tmp_path / "r", progress=False)
+    with pytest.raises(ValueError, match=f"no results folder .* {tmp_path / 'r'} inside it is one"):
+        load_results(tmp_path)
+    assert len(load_results(tmp_path / "r").records) == 1

@@ -116,6 +116,26 @@ def test_gamma_sweep_x_is_gamma_with_zero_and_the_nominal_line(fesp_store):
     close(fig)
 
 
+def test_a_gamma_grid_with_a_second_key_draws_a_sweep_per_setting():
+    """ACI over gamma x score (the grid a user wrote): the figure was left out, since only settings of the form
+    "gamma=X" were read; now one line per score, a lone gamma (no sweep) left out, and the paper's table keeps
+    the plain sweep only."""
+    from pibench.reports.paper_tables import aci_sweep
+
+    runs = [series_run("mine", "s", "aci", f"gamma={g:g},score={score}", w + 10 * g)
+            for g in (0.0, 0.01) for score, w in (("absolute", 1.6), ("normalized", 1.9))]
+    runs += [series_run("mine", "s", "aci", "base=pa,gamma=0.01", 2.2)]
+    store = stored(runs)
+    sweep = aci_sweep(store.summary, "mine", "s")
+    assert list(sweep["variant"]) == ["score=absolute"] * 2 + ["score=normalized"] * 2
+    fig = gamma_sweep_figure(store, "mine", "s")
+    lines = {line.get_label(): list(line.get_xdata()) for line in axes_of(fig)[0].get_lines()
+             if not line.get_label().startswith("_")}
+    assert lines == {"score=absolute": [0.0, 0.01], "score=normalized": [0.0, 0.01]}
+    assert fig.legends  # two lines to tell apart
+    close(fig)
+
+
 def test_the_per_method_panels_say_which_setting_and_seed_they_show():
     """ACI ran two settings and two seeds: its panel is one run, and the titles said nothing of the others (the
     figures guide promised every method, and a user looked for gamma=0.01)."""

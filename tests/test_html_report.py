@@ -94,6 +94,19 @@ def test_page_itemises_failures_says_what_is_missing_and_has_provenance(report):
     assert "Provenance" in text and "wall time per task" in text and "package torch" in text
 
 
+def test_provenance_says_when_no_git_checkout_ran_and_counts_short_tasks_in_seconds(store):
+    """An installed pibench records no git commit: the page said "git commits None"; and a store of tasks of a
+    fraction of a second each said "0.0 task-minutes", each task "0.0"."""
+    from pibench.benchmarks.store import ResultsStore
+    from pibench.reports.figures.results import StoredResults
+    from pibench.reports.html import _provenance
+
+    records = [{**r, "git_commit": None, "wall_seconds": 0.012} for r in ResultsStore(store).records()]
+    text = _provenance(StoredResults(records, lambda task_id: None), 1.0)
+    assert "None" not in text and "- (not run from a git checkout)" in text
+    assert f"{0.012 * len(records):.3g} task-seconds" in text and "<td>0.012</td>" in text
+
+
 def test_set_rows_get_joint_and_per_horizon_tables_in_a_suite_not_named_sets(store, report):
     """The suite here is "mini": its seasonal_sets rows (H = 3) get the joint table, the per-horizon table
     and the sets table, in summary.md and as HTML tables; summary.csv headlines their joint coverage."""

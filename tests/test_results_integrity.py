@@ -169,7 +169,7 @@ def test_results_of_other_code_are_flagged_and_superseded(finished, capsys, monk
     assert code == 0 and "ran 3, skipped 0" in out  # new code, new tasks
     assert main(["report", "--results-dir", str(results)]) == 0
     out = capsys.readouterr().out
-    older = f"(pibench code {records[0]['identity']['code']}, the table's 0.1.0+src.newer here)"
+    older = f"(pibench code {records[0]['identity']['code']}, the table's 0.1.0+src.newer)"
     assert out.count("| csv_trust | load |") == 3 and out.count(older) == 3
     assert "computed by other pibench code" not in out
     assert len(store.records()) == 6  # nothing was deleted
@@ -193,4 +193,4 @@ def test_a_row_never_mixes_configurations(setup, tmp_path, capsys):
     newest = max((r for r in ResultsStore(results).records() if r["method"] == "autoreg"),
                  key=lambda r: r["started_at"])
     assert f"{100 * newest['coverage']:.2f} [" in row  # the coverage with its CI
-    assert out.count("(another configuration: method.params.lags 2, the table's 3 here)") == 2
+    assert out.count("(another configuration: method.params.lags 2, the table's 3)") == 2

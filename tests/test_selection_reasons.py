@@ -58,7 +58,7 @@ def test_a_superseded_configuration_names_what_differs():
     new = {**record("new", "fp-a", "2026-01-02"), "config": {"seed": 0, "method": {"params": {"epochs": 25}}}}
     chosen, (out,) = select_current([old, new], "v1")
     assert [r["task_id"] for r in chosen] == ["new"]
-    assert out.reason.endswith("(another configuration: method.params.epochs 20, the table's 25 here)")
+    assert out.reason.endswith("(another configuration: method.params.epochs 20, the table's 25)")
 
 
 def test_a_run_after_a_parameter_edit_names_what_changed(tmp_path):

@@ -315,8 +315,8 @@ def test_a_test_ids_file_that_is_not_utf8_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--threads", "100000"], "--threads 100000 is more than the"),
-    (["-j", "1000000"], "-j 1000000 is far more than the"),
+    (["--threads", "100000"], "(--threads 100000) is more than the"),
+    (["-j", "1000000"], "(-j 1000000) is far more than the"),
 ])
 def test_worker_and_thread_counts_are_bounded_by_the_machine(verified, capsys, flags, message):
     suite, results = verified

@@ -95,7 +95,7 @@ def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp") -> Figu
 
 def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str = "fesp") -> Figure | None:
     """ACI against its step size gamma: coverage, mean length and the count of infinite intervals
-    (symmetric-log gamma axis, so gamma = 0 is shown)."""
+    (symmetric-log gamma axis, so gamma = 0 is shown), a line per setting swept over gamma."""
     sweep = aci_sweep(results.summary, suite, dataset)
     if len(sweep) < 2:
         return None
@@ -105,8 +105,14 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
     colour = method_colour("aci")
     panels = [(100 * sweep["coverage"], "coverage (%)"), (sweep["mean_length"], "mean length (target units)"),
               (sweep["n_infinite"], "infinite intervals (count)")]
+    variants = list(dict.fromkeys(sweep["variant"]))
+    markers, dashes = "osD^v", ["-", "--", ":", "-."]
     for ax, (values, label) in zip(axes[0], panels):
-        ax.plot(sweep["gamma"], values, "o-", color=colour, markersize=4)
+        for i, variant in enumerate(variants):  # one line per setting swept over gamma (score=normalized, ...)
+            part = sweep["variant"] == variant
+            ax.plot(sweep.loc[part, "gamma"], values[part], marker=markers[i % len(markers)],
+                    linestyle=dashes[i // len(markers) % len(dashes)], color=colour, markersize=4,
+                    label=variant or "gamma alone")
         ax.set_xscale("symlog", linthresh=linthresh, linscale=0.5)
         decades = 10.0 ** np.arange(np.ceil(np.log10(linthresh)), np.floor(np.log10(sweep["gamma"].max())) + 1)
         ax.set_xticks([0.0, *decades], ["0", *(f"1e{int(np.log10(d))}" for d in decades)])
@@ -120,6 +126,8 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
         counts.text(0.5, 0.5, "no infinite interval at any gamma", transform=counts.transAxes, ha="center",
                     va="center", fontsize=9, color="#555555")
     nominal_line(axes[0][0], results.nominal_percent, label=False)
+    if len(variants) > 1:
+        legend_outside(fig, [axes[0][0]])
     fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite}; dashed: nominal {results.nominal_percent:g}%)",
                  wrap=True)
     return fig
