@@ -190,6 +190,32 @@ def test_records_carry_conditional_coverage_that_the_predictions_reproduce(tmp_p
     assert json.loads((results / "tasks" / f"{record['task_id']}.json").read_text())["coverage_size_min"] <= 1
 
 
+def test_a_seasonal_series_is_stratified_by_its_noise_not_its_cycle(tmp_path):
+    """Two years of days with a weekly swing of 6 and noise whose sd drifts from 1 to 2.5 over a year, the
+    second year tested: first differences measured the swing (their rolling scale's correlation with the
+    noise's sd -0.21 to 0.65 over five draws), differences at the weekly lag the noise (0.75-0.83); a series
+    without a cycle keeps first differences."""
+    from pibench.data_loaders.volatility import seasonal_lag
+
+    t = np.arange(730)
+    sd = 1.75 + 0.75 * np.sin(2 * np.pi * t / 365)
+    seasonal, first = [], []
+    for seed in range(5):
+        y = 6 * np.sin(2 * np.pi * t / 7) + sd * np.random.default_rng(seed).standard_normal(730)
+        pd.DataFrame({"y": y}).to_csv(tmp_path / "weekly.csv", index=False)
+        problem = load_dataset("csv", {"path": str(tmp_path / "weekly.csv"), "target": "y", "test_fraction": 0.5})
+        vol, source = volatility_of_test_steps(problem)
+        assert source == "rolling, lag 7"
+        seasonal.append(np.corrcoef(vol[:, 0], sd[365:])[0, 1])
+        first.append(np.corrcoef(rolling_robust_scale(y[:, None])[365:, 0], sd[365:])[0, 1])
+    assert min(seasonal) > 0.7 and np.mean(seasonal) > np.mean(first) + 0.3, (seasonal, first)
+    rng = np.random.default_rng(0)
+    monthly = 10 * np.sin(2 * np.pi * np.arange(240) / 12)[:, None] + rng.standard_normal((240, 2))
+    assert seasonal_lag(monthly) == 12  # a panel's series together
+    assert seasonal_lag(np.cumsum(rng.standard_normal((400, 1)), axis=0)) == 1  # a random walk
+    assert seasonal_lag(rng.standard_normal((400, 1))) == 1  # noise: every lag alike
+
+
 def test_a_constant_oracle_scale_stratifies_by_the_rolling_scale():
     ar = load_dataset("ar", {"n_train": 200, "n_test": 300})
     vol, source = volatility_of_test_steps(ar)
