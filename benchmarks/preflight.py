@@ -218,12 +218,41 @@ def _checked_method(task: Task, cls: type[IntervalMethod]) -> IntervalMethod:
     except NotApplicable:
         raise
     except Exception as exc:
-        raise EntryProblem(_message(exc)) from exc
+        raise EntryProblem(" ".join(_every_parameter_problem(task, cls, exc))) from exc
     try:
         cls.check_calls("set" if c["protocol"].get("kind") == "set" else "series")
     except ValueError as exc:
         raise EntryProblem(f"method {c['method']['name']!r} cannot run: {exc}") from None
     return method
+
+
+#: A parameter a problem's message names: "gamma=-1 must be ...", "aci: parameters gamma='x' must be ...; B=..."
+_NAMED = re.compile(r"(?:^|; )(?:\w+: )?(?:parameters? )?(\w+)=")
+
+
+def _every_parameter_problem(task: Task, cls: type[IntervalMethod], first: Exception) -> list[str]:
+    """The first problem of a method entry's parameters and those behind it (a method's checks stop at the
+    first): the parameters a problem names are set back to their defaults and the rest checked again, until
+    the rest pass or a problem names none of them."""
+    c = task.config
+    params, found = dict(c["method"]["params"]), []
+    exc: Exception | None = first
+    while exc is not None:
+        message = _message(exc)
+        found.append(message)
+        named = {name for name in _NAMED.findall(message) if name in params}
+        if not named:
+            break
+        for name in named:
+            del params[name]
+        try:
+            build_method(c["method"]["name"], params, c["alpha"], task.method_seed, cls).check_params()
+            exc = None
+        except NotApplicable:
+            break
+        except Exception as behind:
+            exc = behind
+    return found
 
 
 def _check_task(task: Task, problem, cls: type[IntervalMethod], schedule: SeriesSchedule | None

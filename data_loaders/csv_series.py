@@ -131,22 +131,27 @@ def csv_problem(
 ) -> SeriesProblem:
     """A single series from ``path``: y = ``target``; X = ``features`` then ``lags`` target lags (module doc)."""
     path = Path(path)
+    problems = []  # every problem of the parameters at once, then those of the file's columns
     if not path.is_file():
-        raise ValueError(f"CSV file {path} does not exist{where_relative(path)}; give the path of a readable file.")
+        problems.append(f"CSV file {path} does not exist{where_relative(path)}; give the path of a readable file.")
     if isinstance(lags, bool) or not isinstance(lags, int) or lags < 0:
-        raise ValueError(f"lags={lags!r} must be a whole number >= 0 (0: no target lags, features only).")
+        problems.append(f"lags={lags!r} must be a whole number >= 0 (0: no target lags, features only).")
     if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction={test_fraction} must lie in (0, 1).")
+        problems.append(f"test_fraction={test_fraction} must lie in (0, 1).")
     features = list(features or [])
-    _check_roles(target, features, time, path)
+    try:
+        _check_roles(target, features, time, path)
+    except ValueError as exc:
+        problems.append(str(exc))
     if time_format is not None and time is None:
-        raise ValueError(f"time_format={time_format!r} reads the time column: give time (its name) too.")
-    frame = read_table(path)
-    wanted = [target, *features] + ([time] if time else [])
-    missing = [c for c in wanted if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
-                         f"{did_you_mean(missing[0], frame.columns)}")
+        problems.append(f"time_format={time_format!r} reads the time column: give time (its name) too.")
+    frame = read_table(path) if path.is_file() else None
+    missing = [c for c in [target, *features] + ([time] if time else []) if frame is not None and c not in frame]
+    if frame is not None and missing:
+        problems.append(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
+                        f"{did_you_mean(missing[0], frame.columns)}")
+    if problems or frame is None:
+        raise ValueError(" ".join(problems))
     if not features and lags == 0:
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
     if time:

@@ -519,3 +519,28 @@ def test_load_results_of_a_folder_that_holds_a_results_folder_names_it(tmp_path)
     with pytest.raises(ValueError, match=f"no results folder .* {tmp_path / 'r'} inside it is one"):
         load_results(tmp_path)
     assert len(load_results(tmp_path / "r").records) == 1
+
+
+def test_an_entry_with_several_bad_values_lists_them_all_in_one_round(tmp_path, capsys):
+    """A method's checks stop at its first problem, as did a CSV's: a user fixed score, ran, fixed base, ran,
+    fixed gamma (dogfooding). Each entry's line now names every problem of its values."""
+    pd.DataFrame({"date": pd.date_range("2020-01-01", periods=300).astype(str), "y": np.arange(300.0) % 7}).to_csv(
+        tmp_path / "s.csv", index=False)
+    (tmp_path / "bad.toml").write_text(f"""
+name = "bad"
+protocol = {{ kind = "online", window = 100, retrain_every = 25 }}
+[[datasets]]
+name = "csv"
+label = "s"
+params = {{ path = "{tmp_path / 's.csv'}", target = "y", time = "dat", lags = -1, test_fraction = 1.5 }}
+[[methods]]
+name = "aci"
+params = {{ base = "lin", score = "absolut", gamma = -0.01 }}
+""")
+    assert main(["run", "--suite", str(tmp_path / "bad.toml"), "--results-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    dataset = next(line for line in err.splitlines() if "dataset 's'" in line)
+    assert all(part in dataset for part in ("lags=-1", "test_fraction=1.5", "no column(s) ['dat']"))
+    method = next(line for line in err.splitlines() if "method 'aci'" in line)
+    assert all(part in method for part in ("base='lin'", "score='absolut'", "gamma=-0.01"))
+    assert not (tmp_path / "r").exists()
