@@ -44,7 +44,7 @@ from pibench.reports.interval_tests import clustered_coverage_tests, clustered_j
 from pibench.reports.series_ci import series_ci
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 8
+STATS_VERSION = 9
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -58,9 +58,10 @@ LOSSES = {"winkler": "winkler", "interval_score": "winkler", "mean_length": "mea
 @dataclass(frozen=True)
 class RecordStatistics:
     """What one record contributes: its units' values (n, k), their replicates (a set's (REPS, k); a series'
-    none, (0, k)), the block length,
-    and the clusters of its tests (series: :func:`~pibench.reports.interval_tests.step_clusters`; sets: per
-    test sequence, or group of sequences where the dataset names them, (sequences, jointly covered))."""
+    none, (0, k)), the block length, the clusters of its tests (series:
+    :func:`~pibench.reports.interval_tests.step_clusters`; sets: per test sequence, or group of sequences where
+    the dataset names them, (sequences, jointly covered)), a series' misses (n, G) (a set's (0, 0)), and the
+    seed of its resampling (from its configuration)."""
 
     task_id: str
     kind: str  # "series" or "set"
@@ -68,6 +69,8 @@ class RecordStatistics:
     draws: np.ndarray
     block: int
     clusters: np.ndarray
+    misses: np.ndarray
+    seed: int
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -112,17 +115,19 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
         groups = sequence_clusters(frame)
         groups = np.arange(len(joint)) if groups is None else groups
         clusters = np.column_stack([np.bincount(groups), np.bincount(groups, weights=joint)]).astype(np.int64)
+        misses = np.zeros((0, 0), dtype=bool)
     # seeded by what the task is (its config), not by the code that ran it: the same predictions give the same
     # CIs after any change of pibench that leaves them alone
     seeded_config = dict(record["config"])
     if "dataset" in seeded_config:
         seeded_config["dataset"] = seeded_dataset(seeded_config["dataset"])
+    seed = _seed_of(json.dumps(seeded_config, sort_keys=True))
     if dependent:  # its CIs are t intervals from the units (pibench.reports.series_ci)
         draws, block = np.empty((0, units.shape[1])), block_length(units)
     else:
-        draws, block = replicates(units, _seed_of(json.dumps(seeded_config, sort_keys=True)),
-                                  sizes=group_sizes(clusters))
-    return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters)
+        draws, block = replicates(units, seed, sizes=group_sizes(clusters))
+    return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters,
+                            misses, seed)
 
 
 def _cache_path(cache_dir: Path, task_id: str) -> Path:
@@ -136,21 +141,21 @@ def _load_cached(path: Path, record: dict) -> RecordStatistics | None:
             return None
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
-            arrays = {name: z[name] for name in ("units", "draws", "clusters")}
+            arrays = {name: z[name] for name in ("units", "draws", "clusters", "misses")}
     except (OSError, ValueError, KeyError):
         return None
     if meta.get("predictions_sha256") != record.get("predictions_sha256") or meta.get("sha256") != _arrays_sha256(
             arrays):
         return None
     stats = RecordStatistics(record["task_id"], meta["kind"], arrays["units"], arrays["draws"], int(meta["block"]),
-                             arrays["clusters"])
+                             arrays["clusters"], arrays["misses"], int(meta["seed"]))
     return stats if stats.units.shape[1] == stats.draws.shape[1] == len(stats.metrics) else None
 
 
 def _store(path: Path, record: dict, stats: RecordStatistics) -> None:
-    arrays = {"units": stats.units, "draws": stats.draws, "clusters": stats.clusters}
+    arrays = {"units": stats.units, "draws": stats.draws, "clusters": stats.clusters, "misses": stats.misses}
     meta = {"predictions_sha256": record.get("predictions_sha256"), "kind": stats.kind, "block": stats.block,
-            "sha256": _arrays_sha256(arrays)}
+            "seed": stats.seed, "sha256": _arrays_sha256(arrays)}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -187,13 +192,22 @@ def _ci_columns(stats_kind: str, metrics: Iterable[str], low: np.ndarray, high: 
     return out
 
 
-def _test_columns(kind: str, clusters: np.ndarray, alpha: float) -> dict[str, float]:
-    """The p-values of a record's or row's tests, and the design effect of its misses (1: no clustering)."""
+def _test_columns(kind: str, clusters: np.ndarray, alpha: float, misses: np.ndarray | None = None,
+                  seed: int = 0) -> dict[str, float]:
+    """The p-values of a record's or row's tests, and the design effect of its misses (1: no clustering); a
+    series' ``misses`` (n, C) side by side permute their steps for the independence test, seeded by ``seed``."""
     if kind == "series":
-        tests = clustered_coverage_tests(clusters, alpha)
+        tests = clustered_coverage_tests(clusters, alpha, misses, seed)
         return {"p_uc": tests.p_uc, "p_ind": tests.p_ind, "p_cc": tests.p_cc, "design_effect": tests.design_effect}
     p, deff = clustered_joint_coverage_test(clusters[:, 1], clusters[:, 0], alpha)
     return {"p_joint": p, "design_effect": deff}
+
+
+def row_misses(members: list[RecordStatistics]) -> np.ndarray | None:
+    """A series row's misses: its seeds' side by side (n, G x seeds); None for seeds over other steps (never in
+    a row of one dataset: their tests fall back on the design effect) or a set."""
+    arrays = [s.misses for s in members]
+    return np.hstack(arrays) if len({a.shape[0] for a in arrays}) == 1 and arrays[0].size else None
 
 
 def row_clusters(members: list[RecordStatistics]) -> np.ndarray:
@@ -211,7 +225,8 @@ def task_columns(record: dict, stats: RecordStatistics) -> dict[str, float]:
     # a set's interval score at the per-horizon level alpha / H: the loss its comparisons and MCS rank by
     compared = {"bonferroni_winkler": float(stats.column("bonferroni_winkler").mean())} if stats.kind == "set" else {}
     return {**_ci_columns(stats.kind, stats.metrics, low, high), **compared,
-            **_test_columns(stats.kind, stats.clusters, float(record["alpha"])), "block_length": stats.block}
+            **_test_columns(stats.kind, stats.clusters, float(record["alpha"]), stats.misses, stats.seed),
+            "block_length": stats.block}
 
 
 # -- per row and per dataset ---------------------------------------------------------------------------------------
@@ -352,16 +367,17 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 
 
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: dict) -> dict:
-    kind = members[0][1].kind
+    kind, stats = members[0][1].kind, [s for _, s in members]
+    seed = _seed_of(json.dumps([str(k) for k in _seed_key(key, members)]))
     if kind == "series":
-        low, high = series_ci([s.units for _, s in members])
+        low, high = series_ci([s.units for s in stats])
     else:
-        low, high = percentile_ci(seed_replicates([s.units for _, s in members], [s.draws for _, s in members],
-                                                  _seed_of(json.dumps([str(k) for k in _seed_key(key, members)])),
-                                                  group_sizes(members[0][1].clusters)))
-    return {**dict(zip(ROW_KEYS, key)), "seeds": len(members),
-            **_ci_columns(kind, members[0][1].metrics, low, high),
-            **_test_columns(kind, row_clusters([s for _, s in members]), float(key[2])), **mcs}
+        low, high = percentile_ci(seed_replicates([s.units for s in stats], [s.draws for s in stats], seed,
+                                                  group_sizes(stats[0].clusters)))
+    # a row of one seed permutes its steps as its task does: the same p-values in the tables and summary.csv
+    tested = stats[0].seed if len(stats) == 1 else seed
+    return {**dict(zip(ROW_KEYS, key)), "seeds": len(members), **_ci_columns(kind, stats[0].metrics, low, high),
+            **_test_columns(kind, row_clusters(stats), float(key[2]), row_misses(stats), tested), **mcs}
 
 
 def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame], reference: str | None = None,
