@@ -186,17 +186,22 @@ class ClusteredTests(CoverageTests):
     design_effect: float
 
 
-#: Permutations of whole time steps for the independence test of several series or seeds side by side, and the
-#: most steps whose pairwise overlaps (steps x steps) the test computes once rather than per order.
-PERMUTATIONS, GRAM_STEPS = 2000, 2000
+#: Permutations of whole time steps for the independence test of several series or seeds side by side.
+PERMUTATIONS = 2000
 
 
-def pooled_lr_ind(misses: np.ndarray) -> np.ndarray:
-    """LR_ind of the transitions pooled over the columns of ``misses`` (..., n, C), one per leading index."""
-    before, after = misses[..., :-1, :], misses[..., 1:, :]
-    from1, n11 = before.sum(axis=(-2, -1)), (before & after).sum(axis=(-2, -1))
-    n01 = (~before & after).sum(axis=(-2, -1))
-    return lr_ind_of_transitions(before.shape[-2] * before.shape[-1] - from1 - n01, n01, from1 - n11, n11)
+def pooled_lr_ind(misses: np.ndarray, orders: np.ndarray | None = None) -> np.ndarray:
+    """LR_ind of the transitions pooled over the columns of ``misses`` (n, C), its steps in their order, or in
+    each of ``orders`` (k, n) (then one per order): a step's columns packed into bits, the 1 -> 1 transitions
+    between consecutive steps counted by popcount."""
+    m = np.asarray(misses, dtype=bool)
+    order = np.arange(len(m))[None] if orders is None else orders
+    rows, words = m.sum(axis=1), np.packbits(m, axis=1)[order]  # (k, n, C / 8)
+    total, transitions = int(rows.sum()), (len(m) - 1) * m.shape[1]
+    n11 = np.bitwise_count(words[:, :-1] & words[:, 1:]).sum(axis=(1, 2), dtype=np.int64)
+    from1, to1 = total - rows[order[:, -1]], total - rows[order[:, 0]]  # misses with a next, a previous step
+    lr = lr_ind_of_transitions(transitions - from1 - (to1 - n11), to1 - n11, from1 - n11, n11)
+    return lr if orders is not None else lr[0]
 
 
 def permutation_tests(misses: np.ndarray, alpha: float, deff: float, seed: int, reps: int = PERMUTATIONS,
@@ -209,19 +214,8 @@ def permutation_tests(misses: np.ndarray, alpha: float, deff: float, seed: int, 
     m = np.asarray(misses, dtype=bool)
     rng = np.random.default_rng(seed)
     observed = float(pooled_lr_ind(m))
-    orders = (np.argsort(rng.random((min(chunk, reps - start), len(m))), axis=1) for start in range(0, reps, chunk))
-    if len(m) <= GRAM_STEPS:  # the steps' overlaps once, then each order's transitions from them
-        rows, overlap = m.sum(axis=1), m.astype(np.int32) @ m.T.astype(np.int32)
-        transitions, total = (len(m) - 1) * m.shape[1], int(rows.sum())
-
-        def ordered_lr_ind(order: np.ndarray) -> np.ndarray:
-            n11 = overlap[order[:, :-1], order[:, 1:]].sum(axis=1)
-            from1, to1 = total - rows[order[:, -1]], total - rows[order[:, 0]]
-            return lr_ind_of_transitions(transitions - from1 - (to1 - n11), to1 - n11, from1 - n11, n11)
-
-        draws = np.concatenate([ordered_lr_ind(order) for order in orders])
-    else:
-        draws = np.concatenate([pooled_lr_ind(m[order]) for order in orders])
+    draws = np.concatenate([pooled_lr_ind(m, np.argsort(rng.random((min(chunk, reps - start), len(m))), axis=1))
+                            for start in range(0, reps, chunk)])
     steps, n1 = max(1, round(m.size / deff)), int(m.sum())
     uc = float(lr_uc_of_misses(m.size, n1, alpha)) / deff
     kupiec = lr_uc_of_misses(steps, rng.binomial(steps, alpha, size=reps), alpha)

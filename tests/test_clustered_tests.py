@@ -399,6 +399,20 @@ def test_a_panels_independence_test_permutes_whole_days_and_keeps_its_level_and_
     assert 0.01 <= size <= 0.1 and power > 0.15 > divided, (size, power, divided)
 
 
+def test_the_bit_packed_pooled_statistic_is_christoffersens_of_the_counted_transitions():
+    """The permutation test counts a step pair's 1 -> 1 transitions by popcount of the steps' packed columns:
+    its LR_ind equals the statistic of miss_counts' transitions, in the steps' order and in any other."""
+    from pibench.reports.interval_tests import lr_ind, miss_counts, pooled_lr_ind
+
+    rng = np.random.default_rng(4)
+    for steps, columns in ((50, 1), (365, 24), (120, 9), (40, 70)):  # 70 columns: nine bytes a step
+        m = rng.random((steps, columns)) < 0.2
+        assert pooled_lr_ind(m) == pytest.approx(lr_ind(miss_counts(m)), rel=1e-12)
+        orders = np.argsort(rng.random((3, steps)), axis=1)
+        expected = [lr_ind(miss_counts(m[order])) for order in orders]
+        np.testing.assert_allclose(pooled_lr_ind(m, orders), expected, rtol=1e-12)
+
+
 def test_two_identical_columns_permuted_give_the_exact_test_of_one():
     """Two copies of one series side by side: the permutation law of the pooled LR_ind is the exact law of the
     one series' arrangements, doubled, so their p-values agree within the simulation's error."""
