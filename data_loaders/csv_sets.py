@@ -260,8 +260,27 @@ def csv_sets_problem(
     else:
         train, calibration, test = _random_split(len(values), groups, replicate, calibration_fraction,
                                                  0.2 if test_fraction is None else test_fraction)
+    notes = [note for note in (gaps, _groups_across_note(groups, test, group_column)) if note]
     return SetProblem.from_indices(f"csv_sets:{Path(path).name}", values[:, :input_length, None],
                                    values[:, input_length:], train, calibration, test,
                                    metadata={"source": str(path), **({"test_ids": test_ids} if test_ids else {}),
-                                             **({"notes": [gaps]} if gaps else {})},
+                                             **({"notes": notes} if notes else {})},
                                    ids=ids, clusters=groups)
+
+
+def _groups_across_note(groups: np.ndarray | None, test: np.ndarray, group_column: str | None) -> str | None:
+    """A line where a split given by ``test_ids`` or ``split_column`` puts some sequences of a group in the test
+    and others outside it (the random split never does): the methods then train on a test group's own
+    sequences, and the test is not of unseen groups."""
+    if groups is None:
+        return None
+    labels = np.asarray(groups)
+    tested = np.zeros(len(labels), dtype=bool)
+    tested[test] = True
+    across = sorted(set(labels[tested]) & set(labels[~tested]), key=str)
+    if not across:
+        return None
+    return (f"{len(across)} group(s) of {group_column!r} have sequences both in the test and outside it (first "
+            f"{[str(g) for g in across[:3]]}): the methods train or calibrate on those groups' other sequences, so "
+            "the test is not of unseen groups; put whole groups in the test, or leave the split to the random one, "
+            "which keeps groups whole")

@@ -345,6 +345,14 @@ def test_csv_sets_random_split_keeps_each_group_whole(tmp_path):
                                  test_ids=str(tmp_path / "test_ids.txt")))
     assert patients(ids["test"]) == {"pt0", "pt1"} and len(patients(ids["calibration"])) == round(0.2 * 28)
     assert not patients(ids["train"]) & patients(ids["calibration"])
+    whole = csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient",
+                             test_ids=str(tmp_path / "test_ids.txt"))
+    assert not whole.metadata.get("notes")  # whole patients in the test: nothing to say
+    (tmp_path / "test_ids.txt").write_text("\n".join(names[:6]))  # pt0 whole, two of pt1's four sequences
+    split = csv_sets_problem(path=path, input_length=6, horizon=3, group_column="patient",
+                             test_ids=str(tmp_path / "test_ids.txt"))
+    (note,) = split.metadata["notes"]
+    assert note.startswith("1 group(s) of 'patient' have sequences both in the test and outside it (first ['pt1'])")
 
 
 def _tails(path: Path, ids) -> list[tuple]:
