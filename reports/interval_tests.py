@@ -107,6 +107,11 @@ class CoverageTests:
     p_cc: float
 
 
+def kupiec_scaled(counts: MissCounts, alpha: float, deff: float) -> tuple[int, float]:
+    """(the steps of Kupiec's law, n / deff rounded; LR_uc / deff): the test of clustered misses."""
+    return max(1, round((counts.n0 + counts.n1) / deff)), lr_uc(counts, alpha) / deff
+
+
 def coverage_tests(counts: MissCounts, alpha: float, deff: float = 1.0) -> CoverageTests:
     """Exact p-values (:mod:`~pibench.reports.exact_coverage`) of LR_uc, LR_ind and LR_cc = LR_uc + LR_ind,
     the statistics divided by ``deff``. Kupiec's law is that of n / deff steps with n1 / deff misses; the
@@ -115,9 +120,8 @@ def coverage_tests(counts: MissCounts, alpha: float, deff: float = 1.0) -> Cover
     share (at least as many as its transitions need) and LR_uc scaled to its length (rounded; one series of
     one seed: n steps and n1 misses, exact). For a panel this is an approximation: at 5% independent misses
     were rejected 3-6% of the time on 24 series of 30 steps and 3 of 500, up to 8% on series of 2-3 steps."""
-    uc, ind = lr_uc(counts, alpha) / deff, lr_ind(counts) / deff
-    n = counts.n0 + counts.n1
-    steps = max(1, round(n / deff))
+    steps, uc = kupiec_scaled(counts, alpha, deff)
+    ind, n = lr_ind(counts) / deff, counts.n0 + counts.n1
     series = max(1, round((counts.n00 + counts.n01 + counts.n10 + counts.n11) / deff) + 1)
     ones = min(series, round(counts.n1 * series / n)) if n else 0
     # as many misses (and covered steps) as the transitions counted need, or the statistic seen lies outside
@@ -214,10 +218,10 @@ def permutation_tests(misses: np.ndarray, alpha: float, deff: float, seed: int, 
     m = np.asarray(misses, dtype=bool)
     rng = np.random.default_rng(seed)
     observed = float(pooled_lr_ind(m))
-    draws = np.concatenate([pooled_lr_ind(m, np.argsort(rng.random((min(chunk, reps - start), len(m))), axis=1))
+    steps_in_order = np.broadcast_to(np.arange(len(m)), (chunk, len(m)))
+    draws = np.concatenate([pooled_lr_ind(m, rng.permuted(steps_in_order[:min(chunk, reps - start)], axis=1))
                             for start in range(0, reps, chunk)])
-    steps, n1 = max(1, round(m.size / deff)), int(m.sum())
-    uc = float(lr_uc_of_misses(m.size, n1, alpha)) / deff
+    steps, uc = kupiec_scaled(miss_counts(m), alpha, deff)
     kupiec = lr_uc_of_misses(steps, rng.binomial(steps, alpha, size=reps), alpha)
     tolerance = 1e-9 * max(1.0, observed + uc)  # the observed order is one of the draws' orders
     p_ind = (1 + int(np.sum(draws >= observed - tolerance))) / (reps + 1)
@@ -232,12 +236,12 @@ def clustered_coverage_tests(clusters: np.ndarray, alpha: float, misses: np.ndar
     design effect of the misses; LR_ind too, unless ``misses`` (n, C), the columns side by side (series,
     seeds), are given with two columns or more: then the independence and conditional coverage tests
     permute whole time steps (:func:`permutation_tests`, seeded by ``seed``; module docstring)."""
-    deff = design_effect(clusters[:, 1], clusters[:, 0])
-    tests = coverage_tests(counts_of(clusters), alpha, deff)
-    p_ind, p_cc = tests.p_ind, tests.p_cc
+    deff, counts = design_effect(clusters[:, 1], clusters[:, 0]), counts_of(clusters)
     if misses is not None and misses.ndim == 2 and misses.shape[1] > 1:
-        p_ind, p_cc = permutation_tests(misses, alpha, deff, seed)
-    return ClusteredTests(p_uc=tests.p_uc, p_ind=p_ind, p_cc=p_cc, design_effect=deff)
+        kupiec = p_uc(*kupiec_scaled(counts, alpha, deff), alpha)
+        return ClusteredTests(kupiec, *permutation_tests(misses, alpha, deff, seed), design_effect=deff)
+    tests = coverage_tests(counts, alpha, deff)
+    return ClusteredTests(p_uc=tests.p_uc, p_ind=tests.p_ind, p_cc=tests.p_cc, design_effect=deff)
 
 
 def clustered_joint_coverage_test(covered: ArrayLike, seeds: ArrayLike, alpha: float) -> tuple[float, float]:
