@@ -233,16 +233,19 @@ _NAMED = re.compile(r"(?:^|; )(?:\w+: )?(?:parameters? )?(\w+)=")
 def _every_parameter_problem(task: Task, cls: type[IntervalMethod], first: Exception) -> list[str]:
     """The first problem of a method entry's parameters and those behind it (a method's checks stop at the
     first): the parameters a problem names are set back to their defaults and the rest checked again, until
-    the rest pass or a problem names none of them."""
+    the rest pass, or a problem names none of them or one set back (the default's, not the entry's)."""
     c = task.config
-    params, found = dict(c["method"]["params"]), []
+    params, found, reset = dict(c["method"]["params"]), [], set[str]()
     exc: Exception | None = first
     while exc is not None:
         message = _message(exc)
+        if any(re.search(rf"\b{re.escape(name)}\b", message) for name in reset):
+            break  # a problem of a default the check put back ("set score = ... too"), not of the entry
         found.append(message)
         named = {name for name in _NAMED.findall(message) if name in params}
         if not named:
             break
+        reset |= named
         for name in named:
             del params[name]
         try:

@@ -58,7 +58,7 @@ from pibench.data_loaders.paths import DATA_ENV_VAR
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.volatility import volatility_of_test_steps
 from pibench.methods.base import IntervalMethod
-from pibench.methods.code_identity import files_part, source_identity
+from pibench.methods.code_identity import files_part, method_code_identity, source_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
 from pibench.reports.metrics import DERIVED_FIELDS, default_cap, metrics_from_predictions
@@ -482,6 +482,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                            for t in todo if t.task_id in dependent]
                 _drain(phase2, slots, bar, executed, log if progress == "lines" else None)
         store.check_kept(folder, [r["task_id"] for r in executed])
+        notes += _script_state_notes(tasks) if executed else []
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
                    if "plugin" in t.bound_identity}
         current, _ = select_current(store.records(), code_version(), plugins, store.requested())
@@ -492,6 +493,21 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                 (Path(results_dir) / derived).unlink(missing_ok=True)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary, notes=notes,
                      redone=redone)
+
+
+def _script_state_notes(tasks: list[Task]) -> list[str]:
+    """A line per method of the running script whose code's data (a global its code reads) changed while the
+    run ran it in this process, as a cache it fills would: the next run in this script names it as new code and
+    runs its tasks again, and with other workers it would not."""
+    lines: dict[str, None] = {}
+    for name, (task, prepared) in {t.config["method"]["name"]: (t, t.bound_identity.get("plugin") or {})
+                                   for t in tasks}.items():
+        if any(key.startswith("__main__:") for key in prepared) and \
+                method_code_identity(task_method_class(task)) != prepared:
+            lines[f"method {name!r} changed data of the running script that its code reads while it ran (a cache "
+                  "in a global?): the next run in this script counts that as new code and runs it again; keep "
+                  "such state on the method (self.cache_) or in a module of its own"] = None
+    return list(lines)
 
 
 def _nearest(before: list[tuple[str, str, dict]], identity: dict) -> dict:

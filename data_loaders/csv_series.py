@@ -145,7 +145,14 @@ def csv_problem(
         problems.append(str(exc))
     if time_format is not None and time is None:
         problems.append(f"time_format={time_format!r} reads the time column: give time (its name) too.")
-    frame = read_table(path) if path.is_file() else None
+    frame = None
+    if path.is_file():
+        try:
+            frame = read_table(path)
+        except ValueError as exc:  # an unreadable file: said with the parameters' problems
+            if not problems:
+                raise
+            problems.append(str(exc))
     missing = [c for c in [target, *features] + ([time] if time else []) if frame is not None and c not in frame]
     if frame is not None and missing:
         problems.append(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."

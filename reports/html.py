@@ -102,7 +102,8 @@ def _provenance(results: StoredResults, wall_seconds: float) -> str:
     tasks = pd.DataFrame([{k: r.get(k) for k in ("suite", "dataset", "method", "setting", "seed", "status",
                                                   "wall_seconds", "host", "task_id")} for r in records])
     tasks = tasks.sort_values(["suite", "dataset", "method", "setting", "seed"])
-    tasks["wall_seconds"] = tasks["wall_seconds"].map(lambda s: f"{s:.3g}" if pd.notna(s) else "-")
+    tasks["wall_seconds"] = tasks["wall_seconds"].map(lambda s: "-" if pd.isna(s) else f"{s:.3g}" if s < 100
+                                                      else f"{s:.0f}")  # 0.012, 4.21, 1234 (not 1.23e+03)
     ahead = ", without the shared base fits computed ahead of them" if any(
         r.get("shared_base_fits") for r in records) else ""
     total = sum(float(r.get("wall_seconds") or 0) for r in records)

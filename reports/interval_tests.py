@@ -30,7 +30,8 @@ moved as one, where p is 0 or 1 and the clusters tell nothing of their spread. L
 divided by the deff of the misses and referred to the exact law of n / deff steps with
 n1 / deff misses (rounded); joint coverage is the binomial test on the covered and total
 sequences divided by their deff, rounded. Identical seeds give exactly the one seed's
-statistics (deff = the number of seeds).
+Kupiec and joint-coverage tests (deff = the number of seeds), and its independence and
+conditional coverage tests up to the permutations' simulation error.
 
 The independence test of several columns (a panel's series, a row's seeds) permutes whole
 time steps (:func:`permutation_tests`): under the null the steps are exchangeable, whatever

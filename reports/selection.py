@@ -162,15 +162,16 @@ def _files_of(record: dict) -> tuple[str, ...] | None:
 
 def _row_data(records: list[dict], requested: dict[str, str]) -> tuple[str, ...] | None:
     """The data files a row shows: those of its record a run asked for last (of those that read their files)."""
-    known = [r for r in records if _files_of(r) is not None]
-    return _files_of(max(known, key=lambda r: _latest(r, requested))) if known else None
+    known = [r for r in records if _files_of(r) is not None]  # ties: a finished record, then the task id
+    return _files_of(max(known, key=lambda r: (_latest(r, requested), r["status"] == "ok", r["task_id"]))) \
+        if known else None
 
 
 def _seed_record(records: list[dict], requested: dict[str, str]) -> tuple[dict, list[dict]]:
     """(the record a table shows for one seed of a row, the others): on the data a run asked for last (two
     copies of a file, both still on disk or both gone, cannot tell otherwise), its finished record before a
     failed one, then the newest."""
-    data = _data_of(max(records, key=lambda r: _latest(r, requested)))
-    ordered = sorted(records, key=lambda r: (_data_of(r) == data, r["status"] == "ok", _latest(r, requested)),
-                     reverse=True)
+    data = _data_of(max(records, key=lambda r: (_latest(r, requested), r["status"] == "ok", r["task_id"])))
+    ordered = sorted(records, key=lambda r: (_data_of(r) == data, r["status"] == "ok", _latest(r, requested),
+                                             r["task_id"]), reverse=True)
     return ordered[0], ordered[1:]

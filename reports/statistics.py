@@ -369,8 +369,9 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: dict) -> dict:
     kind, stats = members[0][1].kind, [s for _, s in members]
     seed = _seed_of(json.dumps([str(k) for k in _seed_key(key, members)]))
-    if kind == "series":
-        low, high = series_ci([s.units for s in stats])
+    if kind == "series":  # seeds of a generated series each draw their own data
+        shared = len({json.dumps(r.get("data_fingerprint"), default=str) for r, _ in members}) == 1
+        low, high = series_ci([s.units for s in stats], shared=shared)
     else:
         low, high = percentile_ci(seed_replicates([s.units for s in stats], [s.draws for s in stats], seed,
                                                   group_sizes(stats[0].clusters)))

@@ -544,3 +544,10 @@ params = {{ base = "lin", score = "absolut", gamma = -0.01 }}
     method = next(line for line in err.splitlines() if "method 'aci'" in line)
     assert all(part in method for part in ("base='lin'", "score='absolut'", "gamma=-0.01"))
     assert not (tmp_path / "r").exists()
+    # a value fine with the entry's own (misspelt) score but not with the default put back is not blamed
+    bad = (tmp_path / "bad.toml").read_text().replace('base = "lin", score = "absolut", gamma = -0.01',
+                                                      'score = "normalised", scale = "garch"')
+    (tmp_path / "bad.toml").write_text(bad)
+    assert main(["run", "--suite", str(tmp_path / "bad.toml"), "--results-dir", str(tmp_path / "r")]) == 2
+    method = next(line for line in capsys.readouterr().err.splitlines() if "method 'aci'" in line)
+    assert "score='normalised'" in method and "scale='garch'" not in method

@@ -105,6 +105,8 @@ def test_provenance_says_when_no_git_checkout_ran_and_counts_short_tasks_in_seco
     text = _provenance(StoredResults(records, lambda task_id: None), 1.0)
     assert "None" not in text and "- (not run from a git checkout)" in text
     assert f"{0.012 * len(records):.3g} task-seconds" in text and "<td>0.012</td>" in text
+    long = _provenance(StoredResults([{**records[0], "wall_seconds": 1234.5}], lambda task_id: None), 1.0)
+    assert "<td>1234</td>" in long and "20.6 task-minutes" in long  # not 1.23e+03
 
 
 def test_set_rows_get_joint_and_per_horizon_tables_in_a_suite_not_named_sets(store, report):

@@ -618,6 +618,37 @@ def test_a_dict_of_settings_a_script_rebinds_between_runs_is_new_code(plugin_pro
     assert out["back"] == out["first"] | {"ran": 0}
 
 
+#: a script whose method appends to a global list as it fits (a log, a cache), run in this process and in workers
+SCRIPT_STATE = PLUGIN.replace("WIDTH = 1.0\n", "WIDTH = 1.0\nFITS = []\n").replace(
+    "        self.history_ = list(data.y[-self.lookback:])", "        FITS.append(len(data.y))\n"
+    "        self.history_ = list(data.y[-self.lookback:])") + '''
+import json, sys
+from pibench import run
+
+jobs, out = int(sys.argv[1]), []
+for _ in range(2):
+    r = run("suite.toml", results_dir=f"r{jobs}", jobs=jobs, progress=False, errors="ignore")
+    out.append([len(r.run_report.executed), [n for n in r.run_report.notes if "changed data of the running" in n]])
+print(json.dumps(out))
+'''
+
+
+def test_a_script_method_that_fills_a_global_is_told_it_runs_again(plugin_project):
+    """A script's data containers name its method by their contents, so a method that appends to one as it runs
+    in this process (jobs=1) is new code on the script's next run, and not with workers, whose copies change
+    instead: the run says so, and how to keep such state."""
+    (plugin_project / "script.py").write_text(SCRIPT_STATE)
+    outs = {}
+    for jobs in ("1", "2"):
+        done = subprocess.run([sys.executable, "script.py", jobs], cwd=plugin_project, capture_output=True, text=True,
+                              timeout=300, env={**os.environ, "PYTHONPATH": str(plugin_project)})
+        assert done.returncode == 0, done.stderr[-3000:]
+        outs[jobs] = json.loads(done.stdout.strip().splitlines()[-1])
+    (first, said), (second, _) = outs["1"]
+    assert first == 1 and second == 1 and len(said) == 1 and "self.cache_" in said[0]
+    assert outs["2"] == [[1, []], [0, []]]
+
+
 SIBLING_METHOD = PLUGIN.replace("WIDTH = 1.0\n", "from my_helpers import widen\n").replace(
     "half = WIDTH * norm.ppf", "half = widen(1.0) * norm.ppf")
 

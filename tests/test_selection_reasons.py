@@ -150,3 +150,15 @@ def test_a_row_never_mixes_seeds_run_on_two_different_files(tmp_path, monkeypatc
     assert list(shown.summary["seed"]) == [0]  # was [0, 1]: B's seed 0 beside A's seed 1
     assert float(shown.summary["mean_length"].iloc[0]) == float(b["mean_length"].iloc[0])
     assert any("seed 1 ran only on other data" in line for line in shown.left_out)
+
+
+def test_records_of_equal_times_are_chosen_whatever_their_order():
+    """Old records without times, on two copies of a file with other content: which copy a row shows was the
+    first record read; now the same whatever the order the store lists them in."""
+    def on(task_id: str, seed: int, sha: str) -> dict:
+        return {**record(task_id, f"fp-{sha}", ""), "seed": seed, "started_at": None,
+                "config": {"seed": seed, "epochs": 5}, "data_files": {f"/copy-{sha}/y.csv": sha}}
+
+    records = [on("a0", 0, "a"), on("b1", 1, "b")]
+    shown = [[r["task_id"] for r in select_current(order, "v1")[0]] for order in (records, records[::-1])]
+    assert shown[0] == shown[1]
