@@ -97,9 +97,13 @@ class Results:
                                  f"{present}.{did_you_mean(unknown[0], present)}")
             records = [r for r in records if field_of(r, key) in chosen]
             superseded = [r for r in superseded if field_of(r, key) in chosen]
-        if not records:
+        if not records:  # each name is here: say where the methods ran
+            named = [methods] if isinstance(methods, str) else list(methods or [])
+            ran = {m: sorted({r["dataset"] for r in self.records if r["method"] == m}) for m in named}
+            where = "; ".join(f"{m} ran on {', '.join(d)}" for m, d in ran.items())
             raise ValueError(f"no finished task in {self.results_dir} is of all of suites={suites}, "
-                             f"methods={methods}, datasets={datasets}; each is there, but not together.")
+                             f"methods={methods}, datasets={datasets}; each is there, but not together"
+                             + (f" ({where})." if where else "."))
         return Results(self.results_dir, records, self.left_out, None, superseded)
 
     @property

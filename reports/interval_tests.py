@@ -50,6 +50,7 @@ binom and binomtest do the binomial laws.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -209,15 +210,17 @@ def pooled_lr_ind(misses: np.ndarray, orders: np.ndarray | None = None) -> np.nd
     return lr if orders is not None else lr[0]
 
 
-def permutation_tests(misses: np.ndarray, alpha: float, deff: float, seed: int, reps: int = PERMUTATIONS,
+def permutation_tests(misses: np.ndarray, alpha: float, deff: float, reps: int = PERMUTATIONS,
                       chunk: int = 250) -> tuple[float, float]:
     """(p_ind, p_cc) of misses (n, C) of series or seeds side by side by permuting whole time steps (module
     docstring): LR_ind of the pooled transitions against its law over ``reps`` orders of the steps, exact
     where the steps are exchangeable whatever ties a step's columns; LR_cc = (LR_uc + LR_ind) / ``deff``
     against the sum of the same draws / deff and independent draws of Kupiec's law at n / deff steps (LR_ind
-    given the misses counted: an approximation, as the exact law of one series draws their count too)."""
+    given the misses counted: an approximation, as the exact law of one series draws their count too). The
+    draws are seeded by the misses themselves: equal misses, equal p-values, whatever row or seed they are of."""
     m = np.asarray(misses, dtype=bool)
-    rng = np.random.default_rng(seed)
+    digest = hashlib.sha256(str(m.shape).encode() + np.packbits(m).tobytes()).digest()
+    rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
     observed = float(pooled_lr_ind(m))
     steps_in_order = np.broadcast_to(np.arange(len(m)), (chunk, len(m)))
     draws = np.concatenate([pooled_lr_ind(m, rng.permuted(steps_in_order[:min(chunk, reps - start)], axis=1))
@@ -231,16 +234,16 @@ def permutation_tests(misses: np.ndarray, alpha: float, deff: float, seed: int, 
     return p_ind, p_cc
 
 
-def clustered_coverage_tests(clusters: np.ndarray, alpha: float, misses: np.ndarray | None = None,
-                             seed: int = 0) -> ClusteredTests:
+def clustered_coverage_tests(clusters: np.ndarray, alpha: float, misses: np.ndarray | None = None
+                             ) -> ClusteredTests:
     """Kupiec's and Christoffersen's tests of a series' clusters (:func:`step_clusters`), LR_uc divided by the
     design effect of the misses; LR_ind too, unless ``misses`` (n, C), the columns side by side (series,
     seeds), are given with two columns or more: then the independence and conditional coverage tests
-    permute whole time steps (:func:`permutation_tests`, seeded by ``seed``; module docstring)."""
+    permute whole time steps (:func:`permutation_tests`; module docstring)."""
     deff, counts = design_effect(clusters[:, 1], clusters[:, 0]), counts_of(clusters)
     if misses is not None and misses.ndim == 2 and misses.shape[1] > 1:
         kupiec = p_uc(*kupiec_scaled(counts, alpha, deff), alpha)
-        return ClusteredTests(kupiec, *permutation_tests(misses, alpha, deff, seed), design_effect=deff)
+        return ClusteredTests(kupiec, *permutation_tests(misses, alpha, deff), design_effect=deff)
     tests = coverage_tests(counts, alpha, deff)
     return ClusteredTests(p_uc=tests.p_uc, p_ind=tests.p_ind, p_cc=tests.p_cc, design_effect=deff)
 

@@ -60,8 +60,7 @@ class RecordStatistics:
     """What one record contributes: its units' values (n, k), their replicates (a set's (REPS, k); a series'
     none, (0, k)), the block length, the clusters of its tests (series:
     :func:`~pibench.reports.interval_tests.step_clusters`; sets: per test sequence, or group of sequences where
-    the dataset names them, (sequences, jointly covered)), a series' misses (n, G) (a set's (0, 0)), and the
-    seed of its resampling (from its configuration)."""
+    the dataset names them, (sequences, jointly covered)), and a series' misses (n, G) (a set's (0, 0))."""
 
     task_id: str
     kind: str  # "series" or "set"
@@ -70,7 +69,6 @@ class RecordStatistics:
     block: int
     clusters: np.ndarray
     misses: np.ndarray
-    seed: int
 
     @property
     def metrics(self) -> tuple[str, ...]:
@@ -121,13 +119,13 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
     seeded_config = dict(record["config"])
     if "dataset" in seeded_config:
         seeded_config["dataset"] = seeded_dataset(seeded_config["dataset"])
-    seed = _seed_of(json.dumps(seeded_config, sort_keys=True))
     if dependent:  # its CIs are t intervals from the units (pibench.reports.series_ci)
         draws, block = np.empty((0, units.shape[1])), block_length(units)
     else:
-        draws, block = replicates(units, seed, sizes=group_sizes(clusters))
+        draws, block = replicates(units, _seed_of(json.dumps(seeded_config, sort_keys=True)),
+                                  sizes=group_sizes(clusters))
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters,
-                            misses, seed)
+                            misses)
 
 
 def _cache_path(cache_dir: Path, task_id: str) -> Path:
@@ -148,14 +146,14 @@ def _load_cached(path: Path, record: dict) -> RecordStatistics | None:
             arrays):
         return None
     stats = RecordStatistics(record["task_id"], meta["kind"], arrays["units"], arrays["draws"], int(meta["block"]),
-                             arrays["clusters"], arrays["misses"], int(meta["seed"]))
+                             arrays["clusters"], arrays["misses"])
     return stats if stats.units.shape[1] == stats.draws.shape[1] == len(stats.metrics) else None
 
 
 def _store(path: Path, record: dict, stats: RecordStatistics) -> None:
     arrays = {"units": stats.units, "draws": stats.draws, "clusters": stats.clusters, "misses": stats.misses}
     meta = {"predictions_sha256": record.get("predictions_sha256"), "kind": stats.kind, "block": stats.block,
-            "seed": stats.seed, "sha256": _arrays_sha256(arrays)}
+            "sha256": _arrays_sha256(arrays)}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -192,12 +190,12 @@ def _ci_columns(stats_kind: str, metrics: Iterable[str], low: np.ndarray, high: 
     return out
 
 
-def _test_columns(kind: str, clusters: np.ndarray, alpha: float, misses: np.ndarray | None = None,
-                  seed: int = 0) -> dict[str, float]:
+def _test_columns(kind: str, clusters: np.ndarray, alpha: float, misses: np.ndarray | None = None
+                  ) -> dict[str, float]:
     """The p-values of a record's or row's tests, and the design effect of its misses (1: no clustering); a
-    series' ``misses`` (n, C) side by side permute their steps for the independence test, seeded by ``seed``."""
+    series' ``misses`` (n, C) side by side permute their steps for the independence test."""
     if kind == "series":
-        tests = clustered_coverage_tests(clusters, alpha, misses, seed)
+        tests = clustered_coverage_tests(clusters, alpha, misses)
         return {"p_uc": tests.p_uc, "p_ind": tests.p_ind, "p_cc": tests.p_cc, "design_effect": tests.design_effect}
     p, deff = clustered_joint_coverage_test(clusters[:, 1], clusters[:, 0], alpha)
     return {"p_joint": p, "design_effect": deff}
@@ -225,7 +223,7 @@ def task_columns(record: dict, stats: RecordStatistics) -> dict[str, float]:
     # a set's interval score at the per-horizon level alpha / H: the loss its comparisons and MCS rank by
     compared = {"bonferroni_winkler": float(stats.column("bonferroni_winkler").mean())} if stats.kind == "set" else {}
     return {**_ci_columns(stats.kind, stats.metrics, low, high), **compared,
-            **_test_columns(stats.kind, stats.clusters, float(record["alpha"]), stats.misses, stats.seed),
+            **_test_columns(stats.kind, stats.clusters, float(record["alpha"]), stats.misses),
             "block_length": stats.block}
 
 
@@ -375,10 +373,8 @@ def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: 
     else:
         low, high = percentile_ci(seed_replicates([s.units for s in stats], [s.draws for s in stats], seed,
                                                   group_sizes(stats[0].clusters)))
-    # a row of one seed permutes its steps as its task does: the same p-values in the tables and summary.csv
-    tested = stats[0].seed if len(stats) == 1 else seed
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members), **_ci_columns(kind, stats[0].metrics, low, high),
-            **_test_columns(kind, row_clusters(stats), float(key[2]), row_misses(stats), tested), **mcs}
+            **_test_columns(kind, row_clusters(stats), float(key[2]), row_misses(stats)), **mcs}
 
 
 def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame], reference: str | None = None,

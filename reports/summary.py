@@ -453,6 +453,15 @@ def failures(frame: pd.DataFrame) -> list[str]:
     return lines
 
 
+#: The note under the comparison tables.
+COMPARISON_NOTE = ("_difference: the row's mean interval score minus the reference's (positive: worse), with its "
+                   "90% CI; DM p: the two-sided Diebold-Mariano p-value of that difference (a series' long-run "
+                   "variance from its lowest cosine frequencies: few degrees of freedom on a short or persistent "
+                   "span); MCS (p): in the 90% Model Confidence Set of the dataset or not, with its MCS p-value "
+                   "(in where it is at least 0.10). The MCS weighs every pair of rows at once, so with many rows "
+                   "and few degrees of freedom it keeps rows that DM, one pair at a time, finds worse._\n")
+
+
 def comparison_tables(groups: dict) -> str:
     """The "Comparisons" section: per (suite, dataset, alpha), each row's mean interval score, its difference
     to the reference row with the 90% CI and the Diebold-Mariano p-value, and MCS membership; then, over
@@ -490,6 +499,8 @@ def comparison_tables(groups: dict) -> str:
         parts.append(f"### Comparisons: {dataset} ({suite}, alpha {alpha:g}) on {score}, against "
                      f"{table['reference'].iloc[0]} (the lowest mean score{lowest_on}){on_seeds}\n\n"
                      + _markdown(pd.DataFrame(rows)))
+    if parts:  # what the comparison tables' columns mean, once, under the last of them
+        parts.append(COMPARISON_NOTE)
     both = pd.concat(ranks) if ranks else pd.DataFrame(columns=["suite", "dataset", "alpha"])
     groups_of = both[["suite", "dataset", "alpha"]].drop_duplicates().groupby("suite").size()
     both = both[both["suite"].isin(groups_of[groups_of > 1].index)]  # suites compared on two groups or more

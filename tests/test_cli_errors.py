@@ -551,3 +551,18 @@ params = {{ base = "lin", score = "absolut", gamma = -0.01 }}
     assert main(["run", "--suite", str(tmp_path / "bad.toml"), "--results-dir", str(tmp_path / "r")]) == 2
     method = next(line for line in capsys.readouterr().err.splitlines() if "method 'aci'" in line)
     assert "score='normalised'" in method and "scale='garch'" not in method
+
+
+def test_a_selection_of_names_that_never_met_says_where_the_methods_ran(tmp_path):
+    """aci ran on one dataset, nlar had only autoreg: selecting both said "each is there, but not together";
+    it now says where aci ran (dogfooding)."""
+    from pibench import run
+    from pibench.api import Results
+
+    results = run(datasets=["ar", "nlar"], methods=["autoreg", "aci"], quick=True, results_dir=tmp_path / "r",
+                  progress=False)
+    partial = Results(results.results_dir, [r for r in results.records
+                                            if not (r["method"] == "aci" and r["dataset"] == "nlar")], [])
+    ar = next(r["dataset"] for r in partial.records if r["method"] == "aci")
+    with pytest.raises(ValueError, match=rf"each is there, but not together \(aci ran on {ar}\)\."):
+        partial.select(methods="aci", datasets="nlar")
