@@ -114,14 +114,13 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
         groups = np.arange(len(joint)) if groups is None else groups
         clusters = np.column_stack([np.bincount(groups), np.bincount(groups, weights=joint)]).astype(np.int64)
         misses = np.zeros((0, 0), dtype=bool)
-    # seeded by what the task is (its config), not by the code that ran it: the same predictions give the same
-    # CIs after any change of pibench that leaves them alone
-    seeded_config = dict(record["config"])
-    if "dataset" in seeded_config:
-        seeded_config["dataset"] = seeded_dataset(seeded_config["dataset"])
     if dependent:  # its CIs are t intervals from the units (pibench.reports.series_ci)
         draws, block = np.empty((0, units.shape[1])), block_length(units)
-    else:
+    else:  # seeded by what the task is (its config), not by the code that ran it: the same predictions give the
+        # same CIs after any change of pibench that leaves them alone
+        seeded_config = dict(record["config"])
+        if "dataset" in seeded_config:
+            seeded_config["dataset"] = seeded_dataset(seeded_config["dataset"])
         draws, block = replicates(units, _seed_of(json.dumps(seeded_config, sort_keys=True)),
                                   sizes=group_sizes(clusters))
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters,
