@@ -239,7 +239,7 @@ def _every_parameter_problem(task: Task, cls: type[IntervalMethod], first: Excep
     exc: Exception | None = first
     while exc is not None:
         message = _message(exc)
-        if any(re.search(rf"\b{re.escape(name)}\b", message) for name in reset):
+        if any(re.search(rf"\b{re.escape(name)}\s*=", message) for name in reset):
             break  # a problem of a default the check put back ("set score = ... too"), not of the entry
         found.append(message)
         named = {name for name in _NAMED.findall(message) if name in params}

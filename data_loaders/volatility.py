@@ -41,6 +41,8 @@ def seasonal_lag(y: np.ndarray) -> int:
     lag k of 2..min(:data:`MAX_LAG`, n / 4) the median |y_t - y_{t-k}| is under :data:`SEASONAL_RATIO` of the
     first differences' (a cycle of k steps, or of a divisor of k: the movement is the cycle's, not the noise's);
     then the shortest lag within 25% of the least (7, not 14, for a weekly cycle: their medians differ by noise)."""
+    if len(y) < 8:  # no lag but the first to compare
+        return 1
     y = np.asarray(y, dtype=float).reshape(len(y), -1)
     lags = range(1, min(MAX_LAG, len(y) // 4) + 1)
     moves = np.array([_median_moves(y, k) for k in lags])

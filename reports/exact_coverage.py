@@ -106,10 +106,13 @@ def _sorted_law(values: np.ndarray, prob: np.ndarray) -> tuple[np.ndarray, np.nd
     return values, tail
 
 
-def _upper_tail(values: np.ndarray, tail: np.ndarray, observed: float) -> float:
-    """P(statistic >= observed) of a law given as :func:`arrangements` gives it, ties included."""
-    i = int(np.searchsorted(values, observed - _TIE * max(1.0, abs(observed)), side="left"))
-    return float(tail[i]) if i < len(values) else 0.0
+def _upper_tail(values: np.ndarray, tail: np.ndarray, observed):
+    """P(statistic >= observed) of a law given as :func:`arrangements` gives it, ties included; ``observed`` a
+    number (a float back) or an array (an array of the tails)."""
+    seen = np.asarray(observed, dtype=float)
+    i = np.searchsorted(values, seen - _TIE * np.maximum(1.0, np.abs(seen)), side="left")
+    out = np.where(i < len(values), tail[np.minimum(i, len(values) - 1)], 0.0)
+    return float(out) if out.ndim == 0 else out
 
 
 def lr_uc_of_misses(n: int, n1, alpha: float) -> np.ndarray:
@@ -119,8 +122,8 @@ def lr_uc_of_misses(n: int, n1, alpha: float) -> np.ndarray:
     return -2.0 * (xlogy(n - n1, 1 - alpha) + xlogy(n1, alpha) - xlogy(n - n1, 1 - pi) - xlogy(n1, pi))
 
 
-def p_uc(n: int, lr: float, alpha: float) -> float:
-    """P(LR_uc(N1) >= lr), N1 ~ Binomial(n, alpha)."""
+def p_uc(n: int, lr, alpha: float):
+    """P(LR_uc(N1) >= lr), N1 ~ Binomial(n, alpha): a float for a number ``lr``, an array for an array."""
     k = np.arange(n + 1)
     return _upper_tail(*_sorted_law(lr_uc_of_misses(n, k, alpha), binom.pmf(k, n, alpha)), lr)
 

@@ -215,22 +215,24 @@ def permutation_tests(misses: np.ndarray, alpha: float, deff: float, reps: int =
     """(p_ind, p_cc) of misses (n, C) of series or seeds side by side by permuting whole time steps (module
     docstring): LR_ind of the pooled transitions against its law over ``reps`` orders of the steps, exact
     where the steps are exchangeable whatever ties a step's columns; LR_cc = (LR_uc + LR_ind) / ``deff``
-    against the sum of the same draws / deff and independent draws of Kupiec's law at n / deff steps (LR_ind
-    given the misses counted: an approximation, as the exact law of one series draws their count too). The
-    draws are seeded by the misses themselves: equal misses, equal p-values, whatever row or seed they are of."""
+    against the same draws / deff plus Kupiec's exact law at n / deff steps, independent of them (an
+    approximation, as LR_ind's law is given the misses counted: three identical seeds of 365 steps rejected
+    at 5% 6.0% of the time where the one seed's exact test did 4.5%, 1,500 draws). The draws are seeded by the misses
+    themselves, whatever their columns' order: equal misses, equal p-values, whatever row they are of."""
     m = np.asarray(misses, dtype=bool)
-    digest = hashlib.sha256(str(m.shape).encode() + np.packbits(m).tobytes()).digest()
+    columns = sorted(column.tobytes() for column in np.packbits(m, axis=0).T)
+    digest = hashlib.sha256(str(m.shape).encode() + b"".join(columns)).digest()  # whatever the columns' order
     rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
     observed = float(pooled_lr_ind(m))
     steps_in_order = np.broadcast_to(np.arange(len(m)), (chunk, len(m)))
     draws = np.concatenate([pooled_lr_ind(m, rng.permuted(steps_in_order[:min(chunk, reps - start)], axis=1))
                             for start in range(0, reps, chunk)])
-    steps, uc = kupiec_scaled(miss_counts(m), alpha, deff)
-    kupiec = lr_uc_of_misses(steps, rng.binomial(steps, alpha, size=reps), alpha)
-    tolerance = 1e-9 * max(1.0, observed + uc)  # the observed order is one of the draws' orders
+    tolerance = 1e-9 * max(1.0, observed)  # the observed order is one of the orders: counted once more
     p_ind = (1 + int(np.sum(draws >= observed - tolerance))) / (reps + 1)
-    # LR_ind on LR_uc's scale (both / deff): identical columns give the one column's LR_cc and its law
-    p_cc = (1 + int(np.sum(kupiec + draws / deff >= uc + observed / deff - tolerance))) / (reps + 1)
+    # LR_ind on LR_uc's scale (both / deff; identical columns give the one column's LR_cc), and for each order
+    # drawn the exact chance that Kupiec's statistic makes up the rest: no floor of 1 / (reps + 1) under p_uc
+    steps, uc = kupiec_scaled(miss_counts(m), alpha, deff)
+    p_cc = float(np.mean(p_uc(steps, uc + (observed - np.r_[observed, draws]) / deff, alpha)))
     return p_ind, p_cc
 
 
@@ -241,7 +243,7 @@ def clustered_coverage_tests(clusters: np.ndarray, alpha: float, misses: np.ndar
     seeds), are given with two columns or more: then the independence and conditional coverage tests
     permute whole time steps (:func:`permutation_tests`; module docstring)."""
     deff, counts = design_effect(clusters[:, 1], clusters[:, 0]), counts_of(clusters)
-    if misses is not None and misses.ndim == 2 and misses.shape[1] > 1:
+    if misses is not None and misses.ndim == 2 and misses.shape[1] > 1 and len(misses) > 1:
         kupiec = p_uc(*kupiec_scaled(counts, alpha, deff), alpha)
         return ClusteredTests(kupiec, *permutation_tests(misses, alpha, deff), design_effect=deff)
     tests = coverage_tests(counts, alpha, deff)

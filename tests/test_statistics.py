@@ -88,18 +88,19 @@ def test_a_series_ci_stays_where_the_metric_can_be():
 def test_the_series_ci_of_seeds_each_on_its_own_data_counts_the_data_once():
     """Three seeds of a generated AR(1) 0.5 series, each on its own draw: the EWC variance of their step-wise
     mean and the spread of their means both estimate the data's part; summed, the "90%" CI held the truth 97-98%
-    of the time (review), taken once with what the spread holds beyond it 94% (300 draws), and narrower."""
+    of the time (review). The larger of the two, with its degrees of freedom: 94-96% without seed effects, 88-92%
+    where the seeds have effects of their own (sd 0.3, the data mean's se 0.1; 300 draws each)."""
     from scipy.signal import lfilter
 
     rng = np.random.default_rng(1)
-    held, widths = 0, []
-    for _ in range(300):
-        seeds = [lfilter([1.0], [1.0, -0.5], rng.standard_normal(665))[300:, None] for _ in range(3)]
-        low, high = series_ci(seeds, shares=(), shared=False)
-        held += int(low[0] <= 0.0 <= high[0])
-        summed = series_ci(seeds, shares=(), shared=True)
-        widths.append((summed[1][0] - summed[0][0]) / (high[0] - low[0]))
-    assert 0.84 <= held / 300 <= 0.97 and np.median(widths) > 1.15, (held, np.median(widths))
+    for effect in (0.0, 0.3):
+        held = 0
+        for _ in range(300):
+            seeds = [lfilter([1.0], [1.0, -0.5], rng.standard_normal(665))[300:, None]
+                     + effect * rng.standard_normal() for _ in range(3)]
+            low, high = series_ci(seeds, shares=(), shared=False)
+            held += int(low[0] <= 0.0 <= high[0])
+        assert 0.84 <= held / 300 <= 0.985, (effect, held)
 
 
 def test_seed_replicates_resample_seeds_then_units():
