@@ -22,11 +22,12 @@ print(table.round(3).to_string(index=False))
 
 # %% [markdown]
 # Is the difference real? Each method against the best row on the interval score (Diebold-Mariano),
-# and which rows are in the 90% Model Confidence Set.
+# and which rows are in the 90% Model Confidence Set, with their MCS p-values.
 
 # %%
 comparison = results.compare()
-print(comparison[["method", "setting", "mean_loss", "difference", "dm_p", "in_mcs"]].round(3).to_string(index=False))
+print(comparison[["method", "setting", "mean_loss", "difference", "dm_p", "in_mcs", "mcs_p"]].round(3)
+      .to_string(index=False))
 
 # %% [markdown]
 # Figures are drawn from the stored predictions only.
