@@ -106,17 +106,14 @@ def block_length(values: np.ndarray) -> int:
     return int(min(max(best, 1), max(1, n // 4)))
 
 
-def replicates(values: np.ndarray, seed: int, reps: int = REPS,
-               sizes: np.ndarray | None = None) -> tuple[np.ndarray, int]:
-    """(i.i.d. bootstrap replicates (reps, k) of the column means of exchangeable ``values``, the block
-    length 1). ``sizes`` (n,), of groups of sequences scaled to mean 1 (:func:`group_sizes`): each replicate
-    divided by its resampled sizes' mean (the ratio estimator)."""
+def replicates(values: np.ndarray, seed: int, reps: int = REPS, sizes: np.ndarray | None = None) -> np.ndarray:
+    """I.i.d. bootstrap replicates (reps, k) of the column means of exchangeable ``values``. ``sizes`` (n,), of
+    groups of sequences scaled to mean 1 (:func:`group_sizes`): each replicate divided by its resampled sizes'
+    mean (the ratio estimator)."""
     columns = values if sizes is None else np.column_stack([values, sizes])
     bootstrap = IIDBootstrap(columns, seed=np.random.default_rng(seed))
     draws = np.asarray(bootstrap.apply(lambda x: x.mean(axis=0), reps), dtype=float).reshape(reps, columns.shape[1])
-    if sizes is not None:
-        draws = draws[:, :-1] / draws[:, -1:]
-    return draws, 1
+    return draws if sizes is None else draws[:, :-1] / draws[:, -1:]
 
 
 def group_sizes(clusters: np.ndarray) -> np.ndarray | None:

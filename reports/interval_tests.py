@@ -42,8 +42,8 @@ overcorrected: a shock common to a step hits the steps after a miss and after a 
 and cancels in the contrast, so 24 series of a year whose misses share a day factor
 (correlation 0.25-0.64) were rejected 0-0.75% of the time at 5% (permuting steps:
 about 5%), and a weak day-to-day dependence (AR(1) 0.2 of the day factor) was found 5% of
-the time (permuting: 25%). LR_cc = (LR_uc + LR_ind) / deff is referred to the sum of the
-permutation draws / deff and independent draws of Kupiec's law at n / deff steps.
+the time (permuting: 25%). LR_cc = (LR_uc + LR_ind) / deff is referred to the permutation
+draws / deff plus Kupiec's exact law at n / deff steps, independent of them.
 No well-kept library implements these tests (arch and statsmodels do not); scipy's
 binom and binomtest do the binomial laws.
 """
@@ -210,12 +210,13 @@ def pooled_lr_ind(misses: np.ndarray, orders: np.ndarray | None = None) -> np.nd
     return lr if orders is not None else lr[0]
 
 
-def permutation_tests(misses: np.ndarray, alpha: float, deff: float, reps: int = PERMUTATIONS,
-                      chunk: int = 250) -> tuple[float, float]:
+def permutation_tests(misses: np.ndarray, alpha: float, deff: float, kupiec: tuple[int, float],
+                      reps: int = PERMUTATIONS, chunk: int = 250) -> tuple[float, float]:
     """(p_ind, p_cc) of misses (n, C) of series or seeds side by side by permuting whole time steps (module
     docstring): LR_ind of the pooled transitions against its law over ``reps`` orders of the steps, exact
     where the steps are exchangeable whatever ties a step's columns; LR_cc = (LR_uc + LR_ind) / ``deff``
-    against the same draws / deff plus Kupiec's exact law at n / deff steps, independent of them (an
+    against the same draws / deff plus Kupiec's exact law at n / deff steps (``kupiec``: those steps and
+    LR_uc / deff, :func:`kupiec_scaled`), independent of them (an
     approximation, as LR_ind's law is given the misses counted: three identical seeds of 365 steps rejected
     at 5% 6.0% of the time where the one seed's exact test did 4.5%, 1,500 draws). The draws are seeded by the misses
     themselves, whatever their columns' order: equal misses, equal p-values, whatever row they are of."""
@@ -231,7 +232,7 @@ def permutation_tests(misses: np.ndarray, alpha: float, deff: float, reps: int =
     p_ind = (1 + int(np.sum(draws >= observed - tolerance))) / (reps + 1)
     # LR_ind on LR_uc's scale (both / deff; identical columns give the one column's LR_cc), and for each order
     # drawn the exact chance that Kupiec's statistic makes up the rest: no floor of 1 / (reps + 1) under p_uc
-    steps, uc = kupiec_scaled(miss_counts(m), alpha, deff)
+    steps, uc = kupiec
     p_cc = float(np.mean(p_uc(steps, uc + (observed - np.r_[observed, draws]) / deff, alpha)))
     return p_ind, p_cc
 
@@ -244,8 +245,9 @@ def clustered_coverage_tests(clusters: np.ndarray, alpha: float, misses: np.ndar
     permute whole time steps (:func:`permutation_tests`; module docstring)."""
     deff, counts = design_effect(clusters[:, 1], clusters[:, 0]), counts_of(clusters)
     if misses is not None and misses.ndim == 2 and misses.shape[1] > 1 and len(misses) > 1:
-        kupiec = p_uc(*kupiec_scaled(counts, alpha, deff), alpha)
-        return ClusteredTests(kupiec, *permutation_tests(misses, alpha, deff), design_effect=deff)
+        kupiec = kupiec_scaled(counts, alpha, deff)
+        return ClusteredTests(p_uc(*kupiec, alpha), *permutation_tests(misses, alpha, deff, kupiec),
+                              design_effect=deff)
     tests = coverage_tests(counts, alpha, deff)
     return ClusteredTests(p_uc=tests.p_uc, p_ind=tests.p_ind, p_cc=tests.p_cc, design_effect=deff)
 

@@ -122,7 +122,7 @@ def _compute(record: dict, frame: pd.DataFrame) -> RecordStatistics:
         if "dataset" in seeded_config:
             seeded_config["dataset"] = seeded_dataset(seeded_config["dataset"])
         draws, block = replicates(units, _seed_of(json.dumps(seeded_config, sort_keys=True)),
-                                  sizes=group_sizes(clusters))
+                                  sizes=group_sizes(clusters)), 1  # exchangeable sequences: blocks of one
     return RecordStatistics(record["task_id"], "series" if dependent else "set", units, draws, block, clusters,
                             misses)
 

@@ -457,9 +457,10 @@ def failures(frame: pd.DataFrame) -> list[str]:
 COMPARISON_NOTE = ("_difference: the row's mean interval score minus the reference's (positive: worse), with its "
                    "90% CI; DM p: the two-sided Diebold-Mariano p-value of that difference (a series' long-run "
                    "variance from its lowest cosine frequencies: few degrees of freedom on a short or persistent "
-                   "span); MCS (p): in the 90% Model Confidence Set of the dataset or not, with its MCS p-value "
-                   "(in where it is at least 0.10). The MCS weighs every pair of rows at once, so with many rows "
-                   "and few degrees of freedom it keeps rows that DM, one pair at a time, finds worse._\n")
+                   f"span); MCS (p): in the {MCS_LEVEL:.0%} Model Confidence Set of the dataset or not, with its MCS "
+                   f"p-value (in where it is at least {1 - MCS_LEVEL:.2f}). The MCS weighs every pair of rows at "
+                   "once, so with many rows and few degrees of freedom it keeps rows that DM, one pair at a time, "
+                   "finds worse._\n")
 
 
 def comparison_tables(groups: dict) -> str:

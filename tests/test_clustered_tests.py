@@ -406,9 +406,6 @@ def test_equal_misses_get_equal_permutation_p_values_whatever_their_row():
     m = rng.random((200, 3)) < 0.1
     first, again = (clustered_coverage_tests(step_clusters(m), 0.1, m.copy()) for _ in range(2))
     assert first == again == clustered_coverage_tests(step_clusters(m[:, ::-1]), 0.1, m[:, ::-1])
-    other = m.copy()
-    other[0, 0] = ~other[0, 0]  # other misses: other draws
-    assert clustered_coverage_tests(step_clusters(other), 0.1, other).p_ind != first.p_ind
 
 
 def test_the_bit_packed_pooled_statistic_is_christoffersens_of_the_counted_transitions():
@@ -497,7 +494,7 @@ def test_sequences_that_come_in_groups_are_resampled_as_groups():
             units, dependent = unit_values(_set_frame(covered, clusters), 0.1, (-10.0, 10.0))
             assert units[:, 0].mean() == pytest.approx(covered.mean())  # the groups' mean is the sequences'
             assert not dependent
-            low, high = percentile_ci(replicates(units, rep, reps=400)[0])
+            low, high = percentile_ci(replicates(units, rep, reps=400))
             held[name] += low[0] <= 0.9 <= high[0]
     assert 0.8 <= held["groups"] / 100 <= 0.97, held
     assert held["sequences"] / 100 < 0.6, held
@@ -535,7 +532,7 @@ def test_groups_of_unequal_sizes_keep_a_share_within_zero_and_one():
     assert weights is not None and weights.mean() == pytest.approx(1.0)
     low, high = percentile_ci(stats.draws)
     assert 0 <= low[0] <= covered.mean() <= high[0] <= 1
-    unscaled, _ = replicates(units, 1)
+    unscaled = replicates(units, 1)
     assert percentile_ci(unscaled)[1][0] > 1  # what the scaled sums alone gave
     row_low, row_high = percentile_ci(seed_replicates([units, units], [stats.draws, stats.draws], 3, weights))
     assert 0 <= row_low[0] <= covered.mean() <= row_high[0] <= 1

@@ -36,7 +36,7 @@ def test_the_series_ci_covers_dependent_coverage_where_the_iid_bootstrap_does_no
     held = {"series": 0, "iid": 0}
     for rep in range(200):
         hits = (~markov_misses(2000, 0.1, 0.6, rng)).astype(float)[:, None]
-        iid = percentile_ci(replicates(hits, rep, reps=400)[0])
+        iid = percentile_ci(replicates(hits, rep, reps=400))
         for name, (low, high) in (("series", series_ci([hits])), ("iid", iid)):
             held[name] += int(low[0] <= 0.9 <= high[0])
     assert 0.85 <= held["series"] / 200 <= 0.95, held
