@@ -224,10 +224,12 @@ def test_tradeoff_one_point_group_per_method_and_the_nominal(fesp_store):
     assert len(groups) == 4  # aci (4 gammas), agaci, nexcp, pa
     aci = next(g for g in groups if g.get_label() == "aci").get_offsets()
     assert len(aci) == 4
-    # aci's four settings share its colour and marker: each is named beside its point; a lone setting is not
+    # aci's four settings share its colour and marker: each is named beside its point; a lone setting is named
+    # where the tables name it (not agaci's default)
     names = {t.get_text(): tuple(t.xy) for t in ax.texts}
-    assert set(names) == {"gamma=0", "gamma=0.001", "gamma=0.01", "gamma=0.05"}
-    assert {tuple(map(float, p)) for p in aci} == {tuple(map(float, xy)) for xy in names.values()}
+    assert set(names) == {"gamma=0", "gamma=0.001", "gamma=0.01", "gamma=0.05", "decay=0.99", "paper"}
+    assert {tuple(map(float, p)) for p in aci} == {tuple(map(float, names[f"gamma={g:g}"]))
+                                                   for g in (0, 0.001, 0.01, 0.05)}
     assert nominal_lines(ax)[0].get_xdata()[0] == pytest.approx(90.0)
     assert ax.get_xlabel() == "coverage (%)"
     close(fig)
@@ -673,3 +675,46 @@ def test_every_setting_of_a_method_looks_its_own_in_the_tables_order():
     items = [(("band", "period=14,widen=1"), 0), (("band", "period=7,widen=1.5"), 1), (("aci", "gamma=0.01"), 2),
              (("aci", "gamma=5e-06"), 3)]
     assert [value for _, value in in_setting_order(items)] == [3, 2, 1, 0]
+
+
+def _figure_texts(fig) -> set[str]:
+    """Every name a reader sees: legend entries, tick labels, panel titles and annotations."""
+    texts = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
+    for ax in axes_of(fig):
+        texts |= {t.get_text() for t in ax.get_yticklabels()} | {ax.get_title().split(":")[0]}
+        texts |= {t.get_text() for t in ax.texts}
+        if ax.get_legend():
+            texts |= {t.get_text() for t in ax.get_legend().get_texts()}
+    return texts
+
+
+def test_every_figure_names_a_lone_setting_as_the_tables_do():
+    """garch ran once, as ``dist=t``: the tables show that setting, so every figure names it (figures once
+    said plain "garch" in some and "garch dist=t" in others); a method's one default setting stays unnamed,
+    and two settings of one method are both named."""
+    runs = []
+    for dataset in ("A", "B"):  # two datasets: the leaderboard too
+        for level in (0.1, 0.2):  # two levels: the calibration figure too
+            for i, (method, setting) in enumerate([("garch", "dist=t"), ("aci", "gamma=0.01"), ("aci", "gamma=0.05"),
+                                                   ("autoreg", "default")]):
+                record, frame = series_run("default", dataset, method, setting, 1.3 + 0.1 * i - 2 * (level - 0.1),
+                                           days=80, groups=1)
+                record.update(alpha=level, task_id=f"{record['task_id']}-{level}", coverage_vol_low=0.9,
+                              coverage_vol_mid=0.88 - 0.01 * i, coverage_vol_high=0.85)
+                runs.append((record, frame))
+    specs = available_figures(stored(runs))
+    assert {spec.name.split("-")[0] for spec in specs} >= {"tradeoff", "leaderboard", "conditional_coverage",
+                                                           "calibration", "rolling_coverage"}
+    for spec in (s for s in specs if not s.name.startswith("gamma_sweep")):  # ACI's settings alone, by gamma
+        fig = spec.draw()
+        texts = _figure_texts(fig)
+        if spec.name.startswith("tradeoff"):  # a legend entry per method, each point named by its setting
+            assert {"garch", "dist=t", "gamma=0.01", "gamma=0.05", "autoreg"} <= texts, spec.name
+            assert "default" not in texts, spec.name
+        elif spec.name.startswith(("rolling_coverage", "interval_bands")):  # a panel per method's best setting
+            assert {"garch dist=t", "autoreg"} <= texts and texts & {"aci gamma=0.01", "aci gamma=0.05"}, spec.name
+        else:
+            assert {"garch dist=t", "aci gamma=0.01", "aci gamma=0.05", "autoreg"} <= texts, (spec.name, texts)
+        if not spec.name.startswith("tradeoff"):
+            assert not {"garch", "aci", "autoreg default"} & texts, spec.name
+        close(fig)

@@ -14,6 +14,7 @@ from pibench.reports.figures.style import (
     in_setting_order,
     legend_outside,
     new_figure,
+    run_labels,
     setting_style,
 )
 
@@ -42,10 +43,10 @@ def calibration_figure(results: StoredResults) -> Figure | None:
     for ax, (suite, dataset) in zip(axes.ravel(), pairs):
         part = rows[(rows["suite"] == suite) & (rows["dataset"] == dataset)]
         means = part.groupby(["method", "setting", "alpha"], sort=True)["coverage"].mean().reset_index()
-        several = set(part.groupby("method")["setting"].nunique().loc[lambda n: n > 1].index)
+        labels = dict(zip(zip(means["method"], means["setting"]), run_labels(means["method"], means["setting"])))
         for (method, setting), line in in_setting_order(means.groupby(["method", "setting"])):
             line = line.sort_values("alpha", ascending=False)
-            label = f"{method} {setting}" if method in several else method
+            label = labels[method, setting]
             ax.plot(100 * (1 - line["alpha"]), 100 * line["coverage"], label=label,
                     **styles[method].line(setting_style(method, setting, part)))
         nominal = 100 * (1 - np.array(sorted(part["alpha"].unique())))

@@ -10,7 +10,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLoca
 
 from pibench.reports.comparisons import MIN_UNITS
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import figure_styles, new_figure
+from pibench.reports.figures.style import figure_styles, new_figure, run_labels
 from pibench.reports.statistics import paired_seeds
 
 
@@ -34,7 +34,6 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
             table[column] = 0.0
         table[column] = table[column].fillna(table["difference"])
     styles = figure_styles(table["method"])
-    several = set(table.groupby("method")["setting"].nunique().loc[lambda n: n > 1].index)
     fig, axes = new_figure(8.5, 0.32 * len(table) + 1.6)
     ax = axes[0][0]
     y = np.arange(len(table))
@@ -46,7 +45,7 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
                     fmt=style.marker, color=style.colour, mfc=style.colour if filled else "white", capsize=3,
                     markersize=6)
     ax.axvline(0.0, color="#444444", linestyle="--", linewidth=1.0, zorder=0)
-    labels = [f"{m} {s}" if m in several or s != "default" else m for m, s in zip(table["method"], table["setting"])]
+    labels = run_labels(table["method"], table["setting"])
     ax.set_yticks(y, labels, fontsize=8)
     sets = table["kind"].iloc[0] == "set"
     kind = "per horizon at level alpha / H" if sets else "per test step"

@@ -12,6 +12,7 @@ from pibench.reports.figures.style import (
     legend_outside,
     new_figure,
     nominal_line,
+    run_labels,
     setting_style,
 )
 from pibench.reports.summary import with_volatility_thirds
@@ -37,11 +38,11 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     fig, axes = new_figure(9.5, 4.4)
     ax = axes[0][0]
     x = np.arange(len(THIRDS))
-    several = set(rows.groupby("method")["setting"].nunique().loc[lambda n: n > 1].index)
+    names = dict(zip(means.index, run_labels(means.index.get_level_values(0), means.index.get_level_values(1))))
     styles = figure_styles(rows["method"])
     drawn: dict[tuple, str] = {}  # a line's values -> the label of the first line drawn with them
     for (method, setting), values in in_setting_order(means.iterrows()):
-        label = f"{method} {setting}" if method in several else method
+        label = names[method, setting]
         same = tuple(None if np.isnan(v) else round(100 * v, 9) for v in values.to_numpy(float))
         if same in drawn:  # drawn over the first: the legend says where it is
             label += f" (= {drawn[same]})"

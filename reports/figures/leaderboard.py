@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
 from pibench.reports.figures.results import StoredResults
-from pibench.reports.figures.style import new_figure, text_colour_on
+from pibench.reports.figures.style import new_figure, run_labels, text_colour_on
 from pibench.reports.leaderboard import COVERAGE_TOLERANCE, leaderboard_suites, overall, per_dataset
 
 #: The face of a cell whose row misses the nominal level by more than the tolerance.
@@ -27,7 +27,7 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     board = overall(table)
     datasets = sorted(table["dataset"].astype(str).unique())
     values = board[datasets].to_numpy(dtype=float)
-    labels = [f"{m} {s}" if (board["method"] == m).sum() > 1 else m for m, s in zip(board["method"], board["setting"])]
+    labels = run_labels(board["method"], board["setting"])
     fig, axes = new_figure(1.1 * len(datasets) + 4.5, max(3.0, 0.32 * len(board) + 1.8))  # room for the bar's label
     ax = axes[0][0]
     covers = {(r.method, r.setting, r.dataset): (r.covers, r.coverage < 1 - r.alpha) for r in table.itertuples()}

@@ -24,7 +24,7 @@ from pibench.reports.figures.style import (
 
 def tradeoff_figure(results: StoredResults) -> Figure | None:
     """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
-    seed means, named by its setting where a method has several, with their 90% CIs as bars
+    seed means, named by its setting where a method has several or its one is not the default, with their 90% CIs as bars
     (:mod:`pibench.reports.statistics`); the nominal coverage as a vertical line. Coverage is the summary's
     headline coverage: marginal for series, joint for sets of sequences (the axis says which). Lengths are in
     each dataset's own units."""
@@ -53,7 +53,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
             ax.scatter(x, points["mean_length"], label=method, alpha=0.85, zorder=3, **styles[method].points())
-            if len(points) > 1:
+            if len(points) > 1 or str(points["setting"].iloc[0]) != "default":  # as the tables name it
                 for row, xi, yi, setting in zip(points.index, x, points["mean_length"], points["setting"]):
                     dx, dy = away[row]
                     names.setdefault(ax, []).append(ax.annotate(

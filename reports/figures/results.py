@@ -136,6 +136,7 @@ def headline_runs(results: StoredResults, suite: str, dataset: str) -> list[Head
     """The runs the per-method figures show for a (suite, dataset): the fesp table's rows on fesp (the
     paper's, then every other method), else each method's best setting
     (:func:`pibench.reports.paper_tables.best_setting`), first seed each."""
+    from pibench.reports.figures.style import run_labels
     from pibench.reports.paper_tables import best_setting, fesp_comparison
 
     rows = results.finished(suite=suite, dataset=dataset)
@@ -149,7 +150,8 @@ def headline_runs(results: StoredResults, suite: str, dataset: str) -> list[Head
         for method, part in rows.groupby("method", sort=True):
             settings = part.groupby("setting", as_index=False).mean(numeric_only=True)
             setting = best_setting(settings, results.alpha)
-            picks.append((f"{method} {setting}" if part["setting"].nunique() > 1 else method, method, setting))
+            labels = dict(zip(part["setting"], run_labels(part["method"], part["setting"])))
+            picks.append((labels[setting], method, setting))
     runs = []
     for label, method, setting in picks:
         part = rows[(rows["method"] == method) & (rows["setting"] == setting)].sort_values("seed")

@@ -15,6 +15,7 @@ from pibench.reports.figures.style import (
     in_setting_order,
     legend_outside,
     new_figure,
+    run_labels,
     setting_style,
 )
 from pibench.reports.metrics import cap_bounds
@@ -70,12 +71,14 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     per_horizon, joint = pd.DataFrame(per_horizon), pd.DataFrame(joint)
     styles = figure_styles(per_horizon["method"])
     groups = in_setting_order(per_horizon.groupby(["method", "setting"]))
+    names = dict(zip(zip(per_horizon["method"], per_horizon["setting"]),
+                     run_labels(per_horizon["method"], per_horizon["setting"])))
     fig, axes = new_figure(15, max(3.8, 0.32 * len(groups) + 1.6), 1, 3)
     cov_ax, width_ax, joint_ax = axes[0]
     labels = []
     for (method, setting), part in groups:
         mean = part.groupby("horizon")[["coverage", "width"]].mean()
-        label = f"{method} {setting}" if per_horizon["setting"].nunique() > 1 else method
+        label = names[method, setting]
         style = styles[method].line(setting_style(method, setting, per_horizon), markersize=3)
         cov_ax.plot(mean.index, mean["coverage"], label=label, **style)
         width_ax.plot(mean.index, mean["width"], label=label, **style)

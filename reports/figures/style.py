@@ -331,6 +331,16 @@ def setting_style(method: str, setting: str, rows) -> SettingLook:
                        SHADES[i // (len(DASHES) * len(FILLS)) % len(SHADES)])
 
 
+def run_labels(methods: Iterable[str], settings: Iterable[str]) -> list[str]:
+    """Each (method, setting)'s name in a legend or on an axis: the method alone where it ran one setting, the
+    default one, else "method setting" (a lone setting such as ``dist=t`` is named, as the tables name it)."""
+    pairs = list(zip(methods, settings))
+    counts: dict[str, set] = {}
+    for method, setting in pairs:
+        counts.setdefault(method, set()).add(setting)
+    return [f"{m} {s}" if len(counts[m]) > 1 or str(s) != "default" else str(m) for m, s in pairs]
+
+
 def in_setting_order(groups: Iterable) -> list:
     """``(method, setting), ...`` items (a groupby's) by method, then setting in the tables' natural order, so a
     legend lists period=7 before period=14."""
