@@ -43,6 +43,14 @@ class SetupError(ValueError):
         super().__init__(head + ("\n  " if len(problems) > 1 else " ") + "\n  ".join(problems))
 
 
+class UnknownParameters(ValueError):
+    """A method entry gives parameters its method does not take (``names``)."""
+
+    def __init__(self, message: str, names: list[str]):
+        super().__init__(message)
+        self.names = names
+
+
 def build_method(name: str, params: dict, alpha: float, seed: int, cls: type[IntervalMethod] | None = None
                  ) -> IntervalMethod:
     """Instantiate a registered method (or ``cls``, the class a task carries); unknown or runner-set
@@ -53,8 +61,8 @@ def build_method(name: str, params: dict, alpha: float, seed: int, cls: type[Int
     unknown = sorted(set(params) - set(valid))
     if unknown:
         settable = [p for p in valid if p not in RUNNER_SET]  # alpha and random_state come from the suite
-        raise ValueError(f"method {name!r} has no parameter(s) {unknown}; it takes {settable}."
-                         f"{did_you_mean(unknown[0], settable)}")
+        raise UnknownParameters(f"method {name!r} has no parameter(s) {unknown}; it takes {settable}."
+                                f"{did_you_mean(unknown[0], settable)}", unknown)
     arguments = {**params, "alpha": alpha, "random_state": seed}
     unbuilt = f"method {name!r} cannot be built: {cls.__name__}"
     try:
@@ -232,7 +240,8 @@ _NAMED = re.compile(r"(?:^|; )(?:\w+: )?(?:parameters? )?(\w+)=")
 
 def _every_parameter_problem(task: Task, cls: type[IntervalMethod], first: Exception) -> list[str]:
     """The first problem of a method entry's parameters and those behind it (a method's checks stop at the
-    first): the parameters a problem names are set back to their defaults and the rest checked again, until
+    first; unknown names are said first): the parameters a problem names are dropped (set back to their
+    defaults) and the rest checked again, until
     the rest pass, or a problem names none of them or one set back (the default's, not the entry's)."""
     c = task.config
     params, found, reset = dict(c["method"]["params"]), [], set[str]()
@@ -242,7 +251,8 @@ def _every_parameter_problem(task: Task, cls: type[IntervalMethod], first: Excep
         if any(re.search(rf"\b{re.escape(name)}\s*=", message) for name in reset):
             break  # a problem of a default the check put back ("set score = ... too"), not of the entry
         found.append(message)
-        named = {name for name in _NAMED.findall(message) if name in params}
+        named = set(exc.names) if isinstance(exc, UnknownParameters) else {
+            name for name in _NAMED.findall(message) if name in params}
         if not named:
             break
         reset |= named
@@ -355,6 +365,34 @@ def _about_dataset(label: str, exc: Exception) -> str:
     if named:
         return f"dataset {label!r} ({named.group(1)}){named.group(2)}{message[named.end():]}"
     return f"dataset {label!r}: {message}"
+
+
+def _problems_behind(task: Task, data_dir: str | None, first: Exception) -> list[str]:
+    """The problems of a dataset entry's parameters behind its first (a loader's checks stop at theirs): as
+    :func:`_every_parameter_problem` does for methods, the parameters a problem names are set back to their
+    defaults and the data loaded again, until it loads, or a problem names none of them, one set back, or
+    one already said (a CSV's loader says all of its own at once)."""
+    d = task.config["dataset"]
+    params, said, reset = dict(d["params"]), [_message(first)], set[str]()
+    exc: Exception | None = first
+    while exc is not None:
+        named = {name for name in params if re.search(rf"\b{re.escape(name)}\s*=", _message(exc))}
+        if not named:
+            break
+        reset |= named
+        for name in named:
+            del params[name]
+        try:
+            load_dataset(d["name"], params, seed=task.data_seed, replicate=task.config["seed"], data_dir=data_dir)
+            exc = None
+        except Exception as behind:
+            message = re.sub(r"^dataset '[^']+'(?: \([^)]*\))?: ", "", _message(behind))
+            if any(re.search(rf"\b{re.escape(name)}\s*=", message) for name in reset) or \
+                    any(message in earlier for earlier in said):
+                break  # a default's problem, not the entry's; or one said already
+            said.append(message)
+            exc = behind
+    return said[1:]
 
 
 def _about_task(task: Task, exc: Exception) -> str:
@@ -492,7 +530,8 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             if isinstance(exc, DataNotFoundError) and tasks[indices[0]].config["dataset"].get("optional"):
                 notes[f"skipped dataset {label!r} (optional): {str(exc).split('. ')[0]}."] = None
                 continue
-            problems[_about_dataset(label, exc) + _published_file_hint(tasks[indices[0]], data_dir)] = None
+            problems[_about_dataset(label, exc) + _published_file_hint(tasks[indices[0]], data_dir)
+                     + "".join(f" {more}" for more in _problems_behind(tasks[indices[0]], data_dir, exc))] = None
             _check_methods([tasks[i] for i in indices], classes, problems)  # every problem of the run at once
             continue
         unpublished = unpublished_file_line(tasks[indices[0]].config["dataset"]["name"], files,

@@ -36,6 +36,7 @@ def fesp_problem(
     date on (e.g. ``end="2019-01-01"`` with an earlier ``test_start`` tunes a
     method on the training span only, never touching the 2019 test year).
     """
+    _check_span(test_start, test_days, end)
     path = locate("fesp", data_dir)
     frame = pd.read_csv(path)
     missing = [c for c in ["Date", TARGET, *FEATURES] if c not in frame.columns]
@@ -51,9 +52,31 @@ def fesp_problem(
     first_test = int(np.searchsorted(days, np.datetime64(pd.Timestamp(test_start))))
     stop = n_days if end is None else int(np.searchsorted(days, np.datetime64(pd.Timestamp(end))))
     stop = stop if test_days is None else min(stop, first_test + int(test_days))
+    if not 0 < first_test < stop:
+        raise ValueError(f"test_start={test_start!r} leaves no {'training' if first_test == 0 else 'test'} day: the "
+                         f"file's days run from {str(days[0])[:10]} to {str(days[-1])[:10]}"
+                         f"{f' (cut at end={end!r})' if end is not None else ''}; give a test_start between them.")
     return SeriesProblem(
         name="fesp", y=y[:stop], X=X[:stop], test_start=first_test,
         time=np.datetime_as_string(days[:stop], unit="D"),
         groups=tuple(f"h{h:02d}" for h in range(24)), feature_names=tuple(FEATURES),
         metadata={"source": str(path)},
     )
+
+
+def _check_span(test_start: str, test_days: int | None, end: str | None) -> None:
+    """The test span's parameters, every problem at once (ValueError), before the file is read."""
+    problems, dates = [], {}
+    for name, value in (("test_start", test_start), ("end", end)):
+        if value is not None:
+            try:
+                dates[name] = pd.Timestamp(value)
+            except (ValueError, TypeError):
+                problems.append(f"{name}={value!r} is not a date: write it as YYYY-MM-DD.")
+    if test_days is not None and test_days < 1:
+        problems.append(f"test_days={test_days} must be at least 1 (leave it out for the whole test span).")
+    if len(dates) == 2 and dates["end"] <= dates["test_start"]:
+        problems.append(f"end={end!r} must come after test_start={test_start!r}: the test days run from test_start "
+                        "up to end.")
+    if problems:
+        raise ValueError(" ".join(problems))

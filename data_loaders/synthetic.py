@@ -248,7 +248,7 @@ def ar_problem(
     *,
     n_train: int = 2000,
     n_test: int = 2000,
-    phi=(0.6,),
+    phi: tuple[float, ...] = (0.6,),
     noise_std: float = 1.0,
     n_lags: int | None = None,
     seed: int = 0,

@@ -551,6 +551,31 @@ params = {{ base = "lin", score = "absolut", gamma = -0.01 }}
     assert main(["run", "--suite", str(tmp_path / "bad.toml"), "--results-dir", str(tmp_path / "r")]) == 2
     method = next(line for line in capsys.readouterr().err.splitlines() if "method 'aci'" in line)
     assert "score='normalised'" in method and "scale='garch'" not in method
+    # a misspelt name is said with the entry's bad values, not alone (one more round for the user)
+    (tmp_path / "bad.toml").write_text(bad.replace('score = "normalised", scale = "garch"',
+                                                   'gama = 0.01, score = "absolut", calibration_fraction = -1'))
+    assert main(["run", "--suite", str(tmp_path / "bad.toml"), "--results-dir", str(tmp_path / "r")]) == 2
+    method = next(line for line in capsys.readouterr().err.splitlines() if "method 'aci'" in line)
+    assert all(part in method for part in ("no parameter(s) ['gama']", "Did you mean 'gamma'?", "score='absolut'",
+                                           "calibration_fraction=-1"))
+
+
+def test_a_generated_datasets_bad_values_are_all_said_in_one_round(tmp_path, capsys):
+    """A generator's checks stop at their first problem: the entry's line now says each value that is wrong
+    (the named ones set back to their defaults and the data built again), none of a default's."""
+    (tmp_path / "bad.toml").write_text("""
+datasets = [{ name = "ar", params = { n_train = -5, phi = 3, noise_std = -1 } },
+            { name = "nlar", label = "n", params = { n_test = 0, n_lags = 0 } }]
+methods = [{ name = "autoreg" }]
+""")
+    assert main(["run", "--suite", str(tmp_path / "bad.toml"), "--results-dir", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr().err
+    ar = next(line for line in err.splitlines() if "dataset 'ar'" in line)
+    assert all(part in ar for part in ("phi = 3 must be tuple[float, ...]", "n_train=-5 must be at least 1",
+                                       "noise_std=-1.0 must be positive"))
+    nlar = next(line for line in err.splitlines() if "dataset 'n'" in line)
+    assert "n_test=0 must be at least 1" in nlar and "n_lags=0 must be at least 1" in nlar
+    assert not (tmp_path / "r").exists()
 
 
 def test_a_selection_of_names_that_never_met_says_where_the_methods_ran(tmp_path):

@@ -89,6 +89,23 @@ def test_fesp_target_statistics(fesp: SeriesProblem) -> None:
     assert lo == pytest.approx(-31.82, abs=0.01) and hi == pytest.approx(874.01, abs=0.01)
 
 
+def test_fesp_span_problems_are_all_said_before_the_file_is_read(tmp_path: Path) -> None:
+    """A bad date once reached pandas ("Unknown datetime string format, unable to parse: xx"), naming no
+    parameter, and a negative test_days went unchecked; now each is named, all at once, with no file at hand."""
+    with pytest.raises(ValueError) as info:
+        fesp_problem(data_dir=tmp_path, test_start="2019-13-45", test_days=0, end="xx")
+    assert all(part in str(info.value) for part in ("test_start='2019-13-45' is not a date", "end='xx' is not a date",
+                                                    "test_days=0 must be at least 1"))
+    with pytest.raises(ValueError, match="end='2018-06-01' must come after test_start='2019-01-01'"):
+        fesp_problem(data_dir=tmp_path, end="2018-06-01")
+
+
+@pytest.mark.parametrize("test_start, lacking", [("2030-01-01", "test"), ("2000-01-01", "training")])
+def test_fesp_test_start_outside_the_file_leaves_no_days(shared_data_dir: Path, test_start: str, lacking: str) -> None:
+    with pytest.raises(ValueError, match=f"leaves no {lacking} day: the file's days run from 2016-01-08 to 2019-12-31"):
+        fesp_problem(data_dir=shared_data_dir, test_start=test_start)
+
+
 def test_fesp_test_days_truncates_test_span(shared_data_dir: Path, fesp: SeriesProblem) -> None:
     short = fesp_problem(data_dir=shared_data_dir, test_days=30)
     assert short.y.shape == (N_TRAIN_DAYS + 30, 24)

@@ -24,8 +24,8 @@ from pibench.reports.figures.style import (
 
 def tradeoff_figure(results: StoredResults) -> Figure | None:
     """One panel per (suite, dataset): each (method, setting) as a point at (coverage %, mean length),
-    seed means, named by its setting where a method has several or its one is not the default, with their 90% CIs as bars
-    (:mod:`pibench.reports.statistics`); the nominal coverage as a vertical line. Coverage is the summary's
+    seed means, named by its setting where a method has several or its one is not the default, with their 90%
+    CIs as bars (:mod:`pibench.reports.statistics`); the nominal coverage as a vertical line. Coverage is the summary's
     headline coverage: marginal for series, joint for sets of sequences (the axis says which). Lengths are in
     each dataset's own units."""
     rows = results.finished()
