@@ -255,15 +255,15 @@ def ar_problem(
 ) -> SeriesProblem:
     """Linear AR(p) problem: ``n_train`` rows precede ``n_test`` test rows; features are lags."""
     check_counts(n_train=n_train, n_test=n_test)
-    phi = check_ar_stationary(phi)
-    n_lags = phi.size if n_lags is None else int(n_lags)
+    coefs = check_ar_stationary(phi)
+    n_lags = coefs.size if n_lags is None else int(n_lags)
     if n_lags < 1:
         raise ValueError(f"n_lags={n_lags} must be at least 1 (an AR(0) has no lags to use).")
-    p = phi.size
+    p = coefs.size
     rows = n_train + n_test
     # max(n_lags, p) leading points: the lags of the first row, and p of them for its oracle mean.
-    full = simulate_ar(max(n_lags, p) + rows, phi, seed, noise_std=noise_std)
-    mean = lag_matrix(full, p)[0][-rows:] @ phi if p else np.zeros(rows)
+    full = simulate_ar(max(n_lags, p) + rows, coefs, seed, noise_std=noise_std)
+    mean = lag_matrix(full, p)[0][-rows:] @ coefs if p else np.zeros(rows)
     return series_problem(
         "ar",
         full[-(n_lags + rows) :],
@@ -271,7 +271,7 @@ def ar_problem(
         n_test,
         noise_std=noise_std,
         conditional_mean=mean,
-        metadata={"phi": tuple(phi.tolist()), "seed": seed, "generator": "ar"},
+        metadata={"phi": tuple(coefs.tolist()), "seed": seed, "generator": "ar"},
     )
 
 
