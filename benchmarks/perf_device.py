@@ -15,7 +15,8 @@ synthetic data of the paper's shapes (no download):
     batch 36 subsequences of 10 steps) through PA's trainer, in the annealing phase
     (plus its one pass over the training subsequences for the live weights: 2,000 here);
 (c) one LSTM epoch on EEG-sized data (11,930 sequences of 40 steps, 20 units, 10
-    horizons, batch 150), the sequence methods' training loop;
+    horizons, batch 150; the EEG training split when these figures began, 15,360 now: kept, so that
+    sessions compare), the sequence methods' training loop;
 (d) PA intervals for the 8,760 fesp test points: the Gauss-Newton matrix of one
     sparse MLP over 544 rows, then 8,760 predictive variances;
 (e) what batching an order-selection cell buys: (b) for the 5 seeds of a cell, one

@@ -1,6 +1,6 @@
 """Bring-your-own series: a CSV file, a target column, optional features and time.
 
-How the rows become a problem (also in the README, "Your own series"):
+How the rows become a problem (also in docs/tutorials/your-csv.md):
 
 * order: by the ``time`` column when given (numbers in numeric order, dates in
   date order; each value is kept as the step's label, whole numbers as numbers,

@@ -6,31 +6,25 @@ forecaster of that field would use, and builds an online problem with the series
 lags as inputs (:mod:`pibench.data_loaders.lagged`). The file's checksum is recorded
 like any data file's, and the problem's fingerprint is part of every task's identity.
 
-==================  ===========================  =========================================================
-dataset             source                       target (and why)
-==================  ===========================  =========================================================
-``sp500``           ``arch.data.sp500``          daily log return of the adjusted close, in percent:
-                                                 prices are not stationary, returns are (with volatility
-                                                 clusters: 2008, 2011, 2015, 2018)
-``nasdaq``          ``arch.data.nasdaq``         the same for the NASDAQ composite (the dot-com crash too)
-``wti``             ``arch.data.wti``            daily log return of the WTI crude price, in percent,
-                                                 between quoted days (the 290 days without a quote are
-                                                 dropped, not filled)
-``vix``             ``arch.data.vix``            the log of the VIX (a mean-reverting level with a heavy
-                                                 right tail; logs make its moves comparable); the 46 days
-                                                 without a value are dropped
-``core_inflation``  ``arch.data.core_cpi``       month-on-month US core inflation, 100 log(CPI_t /
-                                                 CPI_{t-1}): the CPI level trends, inflation does not
-``credit_spread``   ``arch.data.default``        the BAA - AAA corporate yield spread, in percentage
-                                                 points: the default risk premium, a persistent level
-``co2``             ``statsmodels.datasets.co2`` the monthly change of Mauna Loa CO2 (ppm): monthly means
-                                                 of the weekly readings (59 weeks have none), from 1965,
-                                                 after the last month without any reading (1964-04); the
-                                                 change removes the trend, 12 lags see the season
-``sunspots``        ``statsmodels.datasets.      yearly sunspot number transformed as 2 (sqrt(1 + y) - 1)
-                    sunspots``                   (Ghaddar & Tong 1981): it stabilises the variance of a
-                                                 count-like, strongly cyclic series
-==================  ===========================  =========================================================
+The datasets (source: target, and why):
+
+- ``sp500`` (``arch.data.sp500``): daily log return of the adjusted close, in percent: prices are not
+  stationary, returns are (with volatility clusters: 2008, 2011, 2015, 2018).
+- ``nasdaq`` (``arch.data.nasdaq``): the same for the NASDAQ composite (the dot-com crash too).
+- ``wti`` (``arch.data.wti``): daily log return of the WTI crude price, in percent, between quoted days (the
+  290 days without a quote are dropped, not filled).
+- ``vix`` (``arch.data.vix``): the log of the VIX (a mean-reverting level with a heavy right tail; logs make
+  its moves comparable); the 46 days without a value are dropped.
+- ``core_inflation`` (``arch.data.core_cpi``): month-on-month US core inflation, 100 log(CPI_t / CPI_{t-1}):
+  the CPI level trends, inflation does not.
+- ``credit_spread`` (``arch.data.default``): the BAA - AAA corporate yield spread, in percentage points: the
+  default risk premium, a persistent level.
+- ``co2`` (``statsmodels.datasets.co2``): the monthly change of Mauna Loa CO2 (ppm): monthly means of the
+  weekly readings (59 weeks have none), from 1965, after the last month without any reading (1964-04); the
+  change removes the trend, 12 lags see the season.
+- ``sunspots`` (``statsmodels.datasets.sunspots``): yearly sunspot number transformed as
+  2 (sqrt(1 + y) - 1) (Ghaddar & Tong 1981): it stabilises the variance of a count-like, strongly cyclic
+  series.
 """
 
 from __future__ import annotations

@@ -83,8 +83,8 @@ DATASET_FILES: dict[str, DataFile] = {
         instructions=(
             "MIMIC-III is credentialed PhysioNet data and is not distributed: obtain "
             "access at https://physionet.org/content/mimiciii/, build a long table of "
-            "daily WBC (high) counts with columns id, step, value (README, 'Sets of "
-            "sequences') and place it there yourself, or give its path with the "
+            "daily WBC (high) counts with columns id, step, value (docs/guide/datasets.md, "
+            "`mimic`) and place it there yourself, or give its path with the "
             "dataset's `path` parameter (CF-RNN's mimic.p pickle also works, with "
             "trust_pickle = true)."
         ),

@@ -15,7 +15,7 @@ On CUDA, torch's deterministic algorithms are switched on (``warn_only``: an
 operation without a deterministic kernel warns instead of failing) and cuBLAS gets
 the fixed workspace it needs for reproducible GEMMs, so that a rerun on the same
 GPU model can repeat its numbers. CPU and GPU results agree only to float32
-rounding, compounded over training: the kernels sum in other orders (README, "On a GPU").
+rounding, compounded over training: the kernels sum in other orders (docs/guide/gpu.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The ``pibench`` command line: run, report, list, data fetch."""
+"""The ``pibench`` command line: run, report, plot, list, data fetch."""
 
 from __future__ import annotations
 

@@ -376,7 +376,7 @@ def _sets_table(rows: pd.DataFrame, statistics: pd.DataFrame | None = None) -> s
     alpha = _alpha_of(rows)
     target = f"nominal {100 * (1 - alpha):g}% joint" if alpha is not None else "nominal level joint"
     note = ("\n_†: no joint guarantee at this level: alpha / H is below 1 / (n + 1) for its n calibration "
-            "sequences, so each horizon's band is the largest calibration score, whatever alpha (SPEC 3.6; the "
+            "sequences, so each horizon's band is the largest calibration score, whatever alpha (CF-RNN's rule; the "
             "record's joint_guarantee and bonferroni_level). More calibration sequences or a larger alpha restore "
             "it._\n" if capped else "")
     return ("### Sets of sequences: coverage is JOINT (share of test sequences with all H horizons covered; "

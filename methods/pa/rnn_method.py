@@ -36,8 +36,8 @@ class PARNN(IntervalMethod):
     ``init_bound`` (default 0.003): the cell's weights start U(+-init_bound), inside the
     spike's inclusion region at ``s0_init`` (the paper's priors: threshold 0.009-0.019). The
     initial phase grows what the likelihood needs and the prior holds the rest at 0; from
-    torch's default scale 1/sqrt(hidden) irrelevant lags and hidden links survive (README,
-    "Order selection"). ``None`` uses that default.
+    torch's default scale 1/sqrt(hidden) irrelevant lags and hidden links survive
+    (docs/reproductions/order-selection.md). ``None`` uses that default.
     """
 
     name = "pa_rnn"
