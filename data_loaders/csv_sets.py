@@ -61,6 +61,14 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
                         group_column: str | None = None) -> LongSequences:
     """The sequences of a long CSV or parquet file (one row per id and step)."""
     path = Path(path)
+    roles = {"id_column": id_column, "step_column": step_column, "value_column": value_column,
+             "split_column": split_column, "group_column": group_column}
+    named = [(role, column) for role, column in roles.items() if column]
+    for i, (role, column) in enumerate(named):
+        other = next((r for r, c in named[i + 1:] if c == column), None)
+        if other:  # the steps sorted by the values, the ids benchmarked as values: numbers of nothing
+            raise ValueError(f"{role} and {other} both name the column {column!r}: each role needs a column of its "
+                             "own.")
     if not path.is_file():
         raise ValueError(f"sequence file {path} does not exist{where_relative(path)}; give the path of a CSV or "
                          "parquet file.")
@@ -72,6 +80,11 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
         hint = did_you_mean(missing[0], frame.columns)
         raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)} (give the column "
                          f"names with id_column / step_column / value_column).{hint}")
+    blank = (frame[id_column].isna() | (frame[id_column].astype(str).str.strip() == "")).to_numpy()
+    if blank.any():  # pandas would leave such rows out of every sequence, without a word
+        raise ValueError(f"{path}: {int(blank.sum())} row(s) have a blank {id_column!r} (first rows "
+                         f"{np.flatnonzero(blank)[:5].tolist()}, counted from 0 under the header); give each row its "
+                         "sequence's id (a CSV cell NA, None, null or n/a reads as blank: write such an id otherwise).")
     values = pd.to_numeric(frame[value_column], errors="coerce")
     bad = ~np.isfinite(values.to_numpy(float))
     if bad.any():
@@ -161,7 +174,7 @@ def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path)
         raise ValueError(f"test_ids file {path} does not exist{where_relative(path)}; give a file of test sequence "
                          "ids.")
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")  # Excel's "CSV UTF-8" starts with a byte order mark
     except UnicodeDecodeError as exc:
         raise ValueError(f"test_ids file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); save it as "
                          "UTF-8, one id per line or a CSV with the id column.") from None

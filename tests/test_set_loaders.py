@@ -414,11 +414,36 @@ def test_csv_sets_split_column_must_be_one_part_per_sequence(tmp_path):
         csv_sets_problem(path=path, input_length=6, horizon=3, split_column="part")
 
 
-@pytest.mark.parametrize("layout", ["lines", "table"])
+@pytest.mark.parametrize("blank", ["NA", "", "null"])
+def test_csv_sets_rows_without_an_id_are_refused_not_dropped(tmp_path, blank):
+    """pandas reads NA, null or an empty cell as missing, and the sequences were grouped without such rows: a
+    sequence named "NA" vanished (299 of 300 read), one blank row made a gap that is not in the file."""
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    frame = pd.read_csv(path, dtype={"id": str})
+    frame.loc[frame["id"] == "p3", "id"] = blank
+    frame.loc[frame["id"] == "p5", "id"] = frame["id"].where(frame["step"] != 4, blank)  # one row of p5
+    frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"13 row\(s\) have a blank 'id'"):
+        csv_sets_problem(path=path, input_length=6, horizon=3)
+
+
+def test_csv_sets_refuses_one_column_in_two_roles(tmp_path):
+    """step_column = "value" ran, each sequence sorted by its own values; value_column = "id" benchmarked the ids."""
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    with pytest.raises(ValueError, match="step_column and value_column both name the column 'value'"):
+        csv_sets_problem(path=path, input_length=6, horizon=3, step_column="value")
+    with pytest.raises(ValueError, match="id_column and group_column both name the column 'id'"):
+        csv_sets_problem(path=path, input_length=6, horizon=3, group_column="id")
+
+
+@pytest.mark.parametrize("layout", ["lines", "table", "excel"])
 def test_csv_sets_test_ids_file(tmp_path, layout):
+    """One id per line, or a table with the id column; Excel's "CSV UTF-8" starts with a byte order mark (its
+    first id read as a byte order mark and p7, not a sequence)."""
     path = _long_file(tmp_path / "s.csv", [12] * 30)
     ids = tmp_path / "test_ids.txt"
-    ids.write_text("p7\np2\np11\n" if layout == "lines" else "id,note\np7,a\np2,b\np11,c\n")
+    ids.write_text("p7\np2\np11\n" if layout == "lines" else "id,note\np7,a\np2,b\np11,c\n",
+                   encoding="utf-8-sig" if layout == "excel" else "utf-8")
     p = load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3, "test_ids": str(ids),
                                   "calibration_fraction": 0.25}, replicate=1)
     assert sorted(p.test_ids) == ["p11", "p2", "p7"] and p.test.n == 3
