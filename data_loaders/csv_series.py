@@ -12,7 +12,7 @@ How the rows become a problem (also in docs/tutorials/your-csv.md):
   2 January or 1 February) is an error asking for ``time_format`` (e.g.
   "%d/%m/%Y"). Text that is neither numbers nor dates, dates in several formats,
   missing or repeated times are errors; without ``time``, so is another column of
-  dates newest first (the file's order would run backwards).
+  dates newest first or out of order (the file's order would run backwards or scrambled).
 * inputs X at row r: the ``features`` columns of row r (known before the target
   is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
   (default 5; ``lags = 0`` for none). Lags and features combine.
@@ -84,7 +84,8 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
 
 def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> tuple[str, np.ndarray] | None:
     """Without ``time`` the rows are the steps in file order: a ValueError if another column of dates runs
-    backwards down the file (newest first, as many downloads are), which would forecast the past. The first
+    backwards down the file (newest first, as many downloads are), which would forecast the past, or out of
+    order (shuffled rows, two rows swapped), which would scramble the series. The first
     column of dates that runs forwards, with its dates as numbers, else None."""
     forwards = None
     for name in frame.columns:
@@ -99,6 +100,14 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> tu
                 f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
                 f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
                 f"\"{name}\" }}), or reverse the file.")
+        if readings and all((r.diff().iloc[1:] < pd.Timedelta(0)).any() for r in readings):
+            back = int(np.argmax(readings[0].diff().to_numpy()[1:] < pd.Timedelta(0))) + 1
+            raise ValueError(
+                f"{path}: the column {name!r} holds dates out of order (row {back}'s {column.iloc[back]!r} comes "
+                f"after {column.iloc[back - 1]!r}, rows counted from 0 under the header), and without time the "
+                f"rows are taken in file order; order them by it with time = {name!r} in a suite file "
+                f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
+                f"\"{name}\" }}), or sort the file (if {name!r} is not the rows' time, leave it out of the file).")
         forward = [r for r in readings if (r.diff().iloc[1:] > pd.Timedelta(0)).all()]
         if forwards is None and forward:
             forwards = name, step_numbers(forward[0])

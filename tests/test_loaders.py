@@ -305,6 +305,21 @@ def test_csv_rows_newest_first_without_time_are_an_error(tmp_path: Path) -> None
     assert csv_problem(path=oldest_first, target="y", lags=1).n_test == 100
 
 
+def test_csv_rows_out_of_date_order_without_time_are_an_error(tmp_path: Path) -> None:
+    """Shuffled rows, or two rows swapped, ran in file order without a word (coverage 88.0 where the series in
+    order gives 86.4); a column of dates repeated down the file (a panel's day on each of its hours) is in order."""
+    days = list(pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d"))
+    days[100], days[101] = days[101], days[100]
+    path = _write(tmp_path / "s.csv", "date,y\n" + "".join(f"{d},{i % 7}\n" for i, d in enumerate(days)))
+    with pytest.raises(ValueError, match=r"'date' holds dates out of order \(row 101's '2020-04-10' comes after "
+                                         r"'2020-04-11'.*time = 'date'"):
+        csv_problem(path=path, target="y")
+    assert csv_problem(path=path, target="y", time="date", lags=1).n_test == 100
+    hours = _write(tmp_path / "h.csv", "day,y\n" + "".join(f"{d},{i % 5}\n" for i, d in
+                                                            enumerate(np.repeat(sorted(days[:200]), 2))))
+    assert csv_problem(path=hours, target="y", lags=1).n_test == 100
+
+
 @pytest.mark.parametrize("dates, time_format, message", [
     (["2021-01-01", "2 Jan 2021"], None, "written in more than one format"),
     (["01/02/2021", "2021-01-03"], "%d/%m/%Y", "time_format '%d/%m/%Y' does not read"),
