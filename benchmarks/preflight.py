@@ -329,12 +329,17 @@ def _protocol_notes(protocol: dict, steps: int, problem: SeriesProblem) -> list[
     available = problem.n_steps - problem.test_start
     if asked is not None and asked > available:
         lines.append(f"test_steps = {asked} is more than its {available} test steps: all {available} are used")
+    if steps < FEW_TEST_STEPS:
+        lines.append(f"only {steps} test step(s): a coverage moves {100 / steps:.2g} points a step, and its CI and "
+                     "tests say little (a year of days has 365)")
     return lines
 
 
 #: A series task beyond these many test steps or refits gets a line about its cost before it runs.
 LARGE_STEPS, LARGE_FITS = 100_000, 2_000
 LONG_RUN_NOTE = "expect a long run"
+#: A series protocol with fewer test steps gets a line: what a coverage over so few steps can say.
+FEW_TEST_STEPS = 50
 #: A sets dataset with fewer test sequences gets a line: its joint coverage moves in steps of 2 points or more.
 FEW_TEST_SEQUENCES = 50
 

@@ -28,6 +28,7 @@ import pandas as pd
 from pibench.data_loaders.fingerprint import seeded_dataset
 from pibench.data_loaders.validation import did_you_mean
 from pibench.reports.bootstrap_ci import (
+    CI_LEVEL,
     REPS,
     SERIES_METRICS,
     SET_METRICS,
@@ -44,7 +45,7 @@ from pibench.reports.interval_tests import clustered_coverage_tests, clustered_j
 from pibench.reports.series_ci import series_ci
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 9
+STATS_VERSION = 10
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -181,6 +182,17 @@ def record_statistics(record: dict, read_predictions: Callable[[str], pd.DataFra
 
 # -- per task: the columns of summary.csv -----------------------------------------------------------------------
 
+def _exact_where_every_unit_agrees(metrics: Iterable[str], low: np.ndarray, high: np.ndarray, units: int,
+                                   level: float = CI_LEVEL) -> None:
+    """A coverage whose every unit is covered (or none is) has a t or bootstrap CI of zero width, [100, 100]
+    however few the units: in place, Clopper & Pearson's exact bounds for ``units`` trials take its place,
+    [((1 - level) / 2)^(1 / n), 1] (for none covered, [0, 1 - that])."""
+    bound = ((1 - level) / 2) ** (1 / max(units, 1))
+    for j, metric in enumerate(metrics):
+        if metric in ("coverage", "joint_coverage") and low[j] == high[j] and low[j] in (0.0, 1.0):
+            low[j], high[j] = (bound, 1.0) if low[j] == 1.0 else (0.0, 1.0 - bound)
+
+
 def _ci_columns(stats_kind: str, metrics: Iterable[str], low: np.ndarray, high: np.ndarray) -> dict[str, float]:
     names = SUMMARY_NAMES[stats_kind]
     out = {}
@@ -219,6 +231,7 @@ def row_clusters(members: list[RecordStatistics]) -> np.ndarray:
 def task_columns(record: dict, stats: RecordStatistics) -> dict[str, float]:
     """The summary columns of one task: CIs of its own, its tests, its block length."""
     low, high = series_ci([stats.units]) if stats.kind == "series" else percentile_ci(stats.draws)
+    _exact_where_every_unit_agrees(stats.metrics, low, high, len(stats.clusters))
     # a set's interval score at the per-horizon level alpha / H: the loss its comparisons and MCS rank by
     compared = {"bonferroni_winkler": float(stats.column("bonferroni_winkler").mean())} if stats.kind == "set" else {}
     return {**_ci_columns(stats.kind, stats.metrics, low, high), **compared,
@@ -372,6 +385,7 @@ def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: 
     else:
         low, high = percentile_ci(seed_replicates([s.units for s in stats], [s.draws for s in stats], seed,
                                                   group_sizes(stats[0].clusters)))
+    _exact_where_every_unit_agrees(stats[0].metrics, low, high, len(row_clusters(stats)))
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members), **_ci_columns(kind, stats[0].metrics, low, high),
             **_test_columns(kind, row_clusters(stats), float(key[2]), row_misses(stats)), **mcs}
 

@@ -521,3 +521,32 @@ def test_the_comparisons_do_not_depend_on_the_order_of_the_records(stats_store, 
                       for g in (forward[key], backward[key]))
         pd.testing.assert_frame_equal(one[["method", "setting", "in_mcs", "mcs_p", "dm_p"]],
                                       other[["method", "setting", "in_mcs", "mcs_p", "dm_p"]])
+
+
+def test_a_coverage_of_every_step_or_none_has_the_exact_binomial_ci(tmp_path):
+    """A 0/1 series whose 125 test steps were all covered showed 100.00 [100.00, 100.00] (a t interval from a
+    zero variance), as did 5 test steps: Clopper & Pearson's bounds for n trials take its place,
+    [0.05^(1/n), 1] at 90% (0.05^(1/125) = 97.63%); none covered, [0, 1 - that]. The run says how little five
+    test steps can say."""
+    from pibench import load_results
+    from pibench.reports.statistics import _exact_where_every_unit_agrees
+
+    low, high = np.array([1.0, 2.0, 0.0]), np.array([1.0, 2.0, 0.0])
+    _exact_where_every_unit_agrees(("coverage", "mean_length", "joint_coverage"), low, high, 125)
+    assert low[0] == pytest.approx(0.05 ** (1 / 125)) and high[0] == 1.0 and 0.976 < low[0] < 0.977
+    assert (low[1], high[1]) == (2.0, 2.0)  # a constant length is what it is
+    assert (low[2], high[2]) == (0.0, pytest.approx(1 - 0.05 ** (1 / 125)))
+    y = np.where(np.random.default_rng(0).normal(size=500) > 0, 1.0, 0.0)
+    pd.DataFrame({"y": y}).to_csv(tmp_path / "b.csv", index=False)
+    (tmp_path / "s.toml").write_text(f"""
+protocol = {{ kind = "online", window = 300, retrain_every = 100, test_steps = 5 }}
+datasets = [{{ name = "csv", params = {{ path = "{tmp_path / 'b.csv'}", target = "y", lags = 1 }} }}]
+methods = [{{ name = "autoreg" }}]
+""")
+    with pytest.warns(UserWarning) as notes:
+        run(tmp_path / "s.toml", results_dir=tmp_path / "r", progress=False)
+    assert any("only 5 test step(s): a coverage moves 20 points a step" in str(n.message) for n in notes)
+    results = load_results(tmp_path / "r")
+    assert results.summary["coverage"].iloc[0] == 1.0  # every one of the five covered
+    row = results.statistics.rows.iloc[0]
+    assert (row["coverage_ci_low"], row["coverage_ci_high"]) == (pytest.approx(0.05 ** (1 / 5)), 1.0)  # 54.9%
