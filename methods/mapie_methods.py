@@ -68,6 +68,7 @@ Where MAPIE 1.6 differs from pibench (SPEC §3.2, §3.4); each is shown by
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -265,6 +266,12 @@ class MapieEnbPI(_MapieSeriesMethod):
 
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         n = n_steps
+        need = math.ceil(max(1 / self.alpha, 1 / (1 - self.alpha)))  # in floats, as MAPIE checks it
+        if n < need:  # MAPIE's own check, otherwise met only after the window's B fits
+            raise ValueError(f"a window of {n} steps is too short for alpha={self.alpha:g}: MAPIE's EnbPI takes a "
+                             f"quantile of the window's {n} out-of-bag scores, which needs at least "
+                             f"max(1 / alpha, 1 / (1 - alpha)) = {need}; use a window of at least {need} steps or a "
+                             "larger alpha.")
         if (isinstance(self.block_length, bool) or not isinstance(self.block_length, (int, np.integer))
                 or not 1 <= self.block_length <= n):
             raise ValueError(

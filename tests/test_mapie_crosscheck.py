@@ -389,3 +389,19 @@ def test_mapie_aci_wrapper_gives_infinite_intervals_where_mapie_would_raise():
     assert iv.lower[0, 0] == -np.inf and iv.upper[0, 0] == np.inf
     m.update(problem.y[t:t + 1])  # covered: alpha_t grows again
     assert m.alpha_t()[0] == pytest.approx(m.alpha_path_[-1][0] + 0.05 * 0.1)
+
+
+@pytest.mark.parametrize("window, alpha, need", [(6, 0.1, 10), (150, 0.005, 200), (9, 0.9, 11)])
+def test_mapie_enbpi_refuses_a_window_too_short_for_its_alpha_before_any_fit(window, alpha, need):
+    """MAPIE takes the (1 - alpha) quantile of the window's scores only if there are at least max(1 / alpha,
+    1 / (1 - alpha)) of them; the run failed after the window's fits with MAPIE's "too low" message. The check
+    is now the method's own, before any work; one step more passes."""
+    m = MapieEnbPI(alpha=alpha, n_models=3)
+    with pytest.raises(ValueError, match=rf"window of {window} steps is too short for alpha={alpha:g}.* = {need};"):
+        m.check_window(window)
+    m.check_window(need)
+    from mapie.utils import _check_alpha_and_n_samples
+
+    _check_alpha_and_n_samples(alpha, need)  # MAPIE's own check passes at that size
+    with pytest.raises(ValueError, match="Number of samples of the score is too low"):
+        _check_alpha_and_n_samples(alpha, need - 1)
