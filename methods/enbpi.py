@@ -67,8 +67,7 @@ class EnbPI(IntervalMethod):
         if self.n_models < 2:
             raise ValueError(f"n_models={self.n_models}: EnbPI needs at least 2 bootstrap models.")
         positive_int("block_length", self.block_length)
-        check_forecaster(self.base, hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
-                         batch_size=self.batch_size)
+        check_forecaster(self)
 
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         if n_steps < max(2, self.block_length):

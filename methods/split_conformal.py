@@ -25,7 +25,8 @@ from pibench.methods.param_checks import in_range, one_of
 class SplitConformalMethod(IntervalMethod):
     """Base forecaster on the first part of the window, scores on the rest.
 
-    ``base``: "mlp" (the paper's), "linear" or "pa" (PA's sparse MLPs; their settings other
+    ``base``: "mlp" (the paper's), "linear" (least squares: it refuses network settings other than the
+    defaults, which would change nothing) or "pa" (PA's sparse MLPs; their settings other
     than hidden / epochs / lr / momentum / batch_size go in ``base_params``). ``score``:
     "absolute" or "normalized" by ``scale`` "ewma", "garch" or "model" (the base's own sd).
 
@@ -79,8 +80,7 @@ class SplitConformalMethod(IntervalMethod):
             raise ValueError(f"scale=\"model\" is the base forecaster's own predictive sd; base={self.base!r} has "
                              f"none. Use base = {' or '.join(repr(b) for b in WITH_OWN_SD)}, or another scale.")
         in_range("scale_decay", self.scale_decay, 0, 1, closed_high=True)
-        check_forecaster(self.base, hidden=self.hidden, epochs=self.epochs, lr=self.lr, momentum=self.momentum,
-                         batch_size=self.batch_size, base_params=self.base_params)
+        check_forecaster(self)
 
     @property
     def shares_base_fits(self) -> bool:

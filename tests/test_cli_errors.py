@@ -591,3 +591,15 @@ def test_a_selection_of_names_that_never_met_says_where_the_methods_ran(tmp_path
     ar = next(r["dataset"] for r in partial.records if r["method"] == "aci")
     with pytest.raises(ValueError, match=rf"each is there, but not together \(aci ran on {ar}\)\."):
         partial.select(methods="aci", datasets="nlar")
+
+
+@pytest.mark.parametrize("method", ["aci", "enbpi", "nexcp"])
+def test_a_linear_base_refuses_network_settings_it_would_ignore(method):
+    """A grid over hidden with base = "linear" gave three rows of one least-squares fit under three names, and
+    hidden = -5 was accepted; a network setting changed from the method's default is now an error."""
+    from pibench.methods.catalog import get_method
+
+    with pytest.raises(ValueError, match=r"base='linear' fits least squares .*hidden=5, lr=0.5 would change nothing"):
+        get_method(method)(base="linear", hidden=5, lr=0.5).check_params()
+    get_method(method)(base="linear").check_params()  # its defaults are no settings of the user's
+    get_method(method)(base="mlp", hidden=5, lr=0.5).check_params()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import inspect
+
 from pibench.methods.forecasters.linear import LinearForecaster
 from pibench.methods.forecasters.mlp import MLPForecaster
 from pibench.methods.forecasters.pa import PAForecaster
@@ -13,10 +15,32 @@ FORECASTERS = {"mlp": MLPForecaster, "linear": LinearForecaster, "pa": PAForecas
 WITH_OWN_SD = ("pa",)
 
 
-def check_forecaster(name: str, *, hidden: int, epochs: int, lr: float, momentum: float, batch_size: int,
-                     base_params: dict | None = None) -> None:
-    """Raise ValueError for an unknown base forecaster or a setting out of range (no data needed)."""
+#: A method's settings of its network base: what ``base = "linear"`` has no use for.
+NETWORK_SETTINGS = ("hidden", "epochs", "lr", "momentum", "batch_size")
+
+
+def _default(cls: type, key: str):
+    """The default of constructor parameter ``key`` of ``cls``: the first in its bases' order that names it."""
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None and key in inspect.signature(init).parameters:
+            return inspect.signature(init).parameters[key].default
+    return None
+
+
+def check_forecaster(method) -> None:
+    """Raise ValueError for ``method``'s unknown base forecaster, a setting of its out of range, or a network
+    setting changed from the method's default where the base (linear) trains no network (no data needed)."""
+    name, base_params = method.base, getattr(method, "base_params", None)
+    hidden, epochs, lr, momentum, batch_size = (getattr(method, key) for key in NETWORK_SETTINGS)
     one_of("base", name, FORECASTERS)
+    if name == "linear":  # a grid over hidden gave rows of one least-squares fit under other names
+        changed = [f"{key}={getattr(method, key)!r}" for key in NETWORK_SETTINGS
+                   if getattr(method, key) != _default(type(method), key)]
+        if changed:
+            raise ValueError(f"base='linear' fits least squares and trains no network: {', '.join(changed)} would "
+                             "change nothing (its rows the same fit under other names); leave them out, or use "
+                             "base='mlp'.")
     if base_params and name != "pa":
         raise ValueError(f"base_params set the PA base's other settings; base={name!r} takes none. Remove them.")
     if name == "pa":
