@@ -295,6 +295,9 @@ def _schema_problems(suite: dict) -> list[str]:
                 for table in (entry, entry_quick if isinstance(entry_quick, dict) else {}):
                     keys = [*(table.get("params") or {}), *(table.get("grid") or {})]
                     problems += [f"{where}: {p}" for p in _checked(check_runner_set, entry["name"], keys)]
+            if isinstance(entry.get("label"), str) and not entry["label"].strip():
+                problems.append(f"{where}: label = {entry['label']!r} names nothing: give a label the tables can "
+                                "show, or leave it out.")
             if kind == "datasets" and isinstance(entry.get("label", entry["name"]), str):
                 label = entry.get("label", entry["name"])
                 first = next((j for j, other in enumerate(entries[:i]) if isinstance(other, dict)

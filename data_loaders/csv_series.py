@@ -139,7 +139,7 @@ def csv_problem(
     test_fraction: float = 0.25,
 ) -> SeriesProblem:
     """A single series from ``path``: y = ``target``; X = ``features`` then ``lags`` target lags (module doc)."""
-    path = Path(path)
+    path = Path(path).expanduser()
     problems = []  # every problem of the parameters at once, then those of the file's columns
     if not path.is_file():
         problems.append(f"CSV file {path} does not exist{where_relative(path)}; give the path of a readable file.")

@@ -60,7 +60,7 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
                         value_column: str = "value", split_column: str | None = None,
                         group_column: str | None = None) -> LongSequences:
     """The sequences of a long CSV or parquet file (one row per id and step)."""
-    path = Path(path)
+    path = Path(path).expanduser()
     roles = {"id_column": id_column, "step_column": step_column, "value_column": value_column,
              "split_column": split_column, "group_column": group_column}
     named = [(role, column) for role, column in roles.items() if column]
@@ -92,6 +92,9 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
                          f"rows {np.flatnonzero(bad)[:5].tolist()}, counted from 0 under the header); clean or drop "
                          f"them.{comma_hint(frame[value_column].to_numpy()[bad])}")
     check_magnitude(values.to_numpy(float), [value_column], path)
+    if np.ptp(values.to_numpy(float)) == 0:  # as a constant series is refused: every band would cover
+        raise ValueError(f"{path}: every {value_column!r} is {float(values.iloc[0]):g}; constant sequences have no "
+                         "uncertainty to bound.")
     key = step_key(frame[step_column], f"the step column {step_column!r}", path)  # numbers or dates, never text
     frame = frame.assign(**{value_column: values, STEP_KEY: key})
     if frame.duplicated([id_column, STEP_KEY]).any():
@@ -265,7 +268,7 @@ def csv_sets_problem(
     if parts is not None:
         train, calibration, test = (np.flatnonzero(parts == part) for part in PARTS)
     elif test_ids:
-        test = _read_test_ids(Path(test_ids), id_column, ids, Path(path))
+        test = _read_test_ids(Path(test_ids).expanduser(), id_column, ids, Path(path))
         rest = np.setdiff1d(np.arange(len(values)), test)
         train, calibration, _ = _random_split(len(rest), None if groups is None else np.asarray(groups)[rest],
                                               replicate, calibration_fraction, None)

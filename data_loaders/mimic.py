@@ -59,7 +59,7 @@ def mimic_problem(
     horizon: int = 2,
 ) -> SetProblem:
     """Variable-length WBC sequences; see the module docstring."""
-    source = Path(path) if path else locate("mimic", data_dir)
+    source = Path(path).expanduser() if path else locate("mimic", data_dir)
     if source.suffix in PICKLE_SUFFIXES:
         sequences = _from_pickle(source, trust_pickle)
     else:

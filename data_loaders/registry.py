@@ -11,6 +11,7 @@ import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from pibench.data_loaders import synthetic
 from pibench.data_loaders.covid import covid_problem
@@ -61,6 +62,9 @@ def parse_dataset_arg(text: str) -> tuple[str, dict]:
     """``NAME`` or ``csv:PATH:TARGET`` -> (name, params)."""
     if text.startswith("csv:"):
         path, sep, target = text[4:].rpartition(":")
+        # a column name with a colon: the split after the first part that is a file
+        splits = [(text[4:i], text[i + 1:]) for i, c in enumerate(text) if c == ":" and i > 4]
+        path, target = next(((p, t) for p, t in splits if t and Path(p).expanduser().is_file()), (path, target))
         if not sep or not path or not target:
             raise ValueError(f"{text!r}: write a CSV dataset as csv:PATH:TARGET, e.g. csv:prices.csv:price.")
         return "csv", {"path": path, "target": target}

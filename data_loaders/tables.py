@@ -61,8 +61,10 @@ def _check_first_row(path: Path, frame: pd.DataFrame) -> None:
 
 
 def where_relative(path: str | os.PathLike) -> str:
-    """Where a relative ``path`` is read from, for a message (a suite file's paths too: not from the suite
-    file's folder); "" for an absolute one."""
+    """Why ``path`` is no file, for a message: a folder, or where a relative path is read from (a suite file's
+    paths too: not from the suite file's folder); "" for an absolute one."""
+    if Path(path).is_dir():
+        return " as a file: it is a folder (give the path of a file in it)"
     if Path(path).is_absolute():
         return ""
     return f" (a relative path is read from the folder pibench runs in, {Path.cwd()})"

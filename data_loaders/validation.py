@@ -30,8 +30,11 @@ def check_alpha(alpha: float) -> float:
 
 
 def did_you_mean(name: str, choices) -> str:
-    """" Did you mean 'aci'?" for the closest of ``choices`` to a mistyped ``name`` (difflib's ratio >= 0.6), or ""."""
+    """" Did you mean 'aci'?" for the closest of ``choices`` to a mistyped ``name`` (the same letters in another
+    case, else difflib's ratio >= 0.6), or ""."""
     import difflib
 
-    close = difflib.get_close_matches(str(name), [str(c) for c in choices], n=1)
+    texts = [str(c) for c in choices]
+    same_letters = [c for c in texts if c.lower() == str(name).lower()]  # 'Y' for 'y': too short for difflib
+    close = same_letters or difflib.get_close_matches(str(name), texts, n=1)
     return f" Did you mean {close[0]!r}?" if close else ""

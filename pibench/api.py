@@ -382,6 +382,8 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     """
     import warnings
 
+    import numpy as np
+
     from pibench.benchmarks.backends import check_workers
     from pibench.benchmarks.runner import run_tasks
 
@@ -394,6 +396,9 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
         raise ValueError(f"progress={progress!r} must be True, False or 'lines'.")
     if not isinstance(yes, bool):
         raise ValueError(f"yes={yes!r} must be True or False.")
+    # a notebook's np.arange(3) or np.linspace(...): its numbers, as Python's
+    seeds = seeds.tolist() if isinstance(seeds, np.ndarray) else seeds
+    alpha = alpha.tolist() if isinstance(alpha, np.ndarray) else alpha
     loaded, tasks = suite_tasks(suite, methods=methods, datasets=datasets, seeds=seeds, alpha=alpha, quick=quick)
     if len(tasks) > LARGE_RUN and not yes:
         raise ValueError(f"this selection expands to {len(tasks):,} tasks (the largest built-in suite has a few "

@@ -180,8 +180,9 @@ def write_summary(records: list[dict], results_dir: str | Path, statistics: pd.D
 
 def format_number(value: float, digits: int = 3, sign: str = "") -> str:
     """``value`` with ``digits`` decimals, or with three significant digits where those decimals would show
-    none of it (a length of 7.24e-09, not 0.000); ``sign`` "+" writes the sign of a difference."""
-    if value != 0 and math.isfinite(value) and abs(value) < 10 ** -digits:
+    none of it (a length of 7.24e-09, not 0.000) or it has more than ten digits before the point (2.97e+50,
+    not 51 digits); ``sign`` "+" writes the sign of a difference."""
+    if value != 0 and math.isfinite(value) and not 10 ** -digits <= abs(value) < 1e10:
         return f"{value:{sign}.2e}"  # three significant digits
     return f"{value:{sign}.{digits}f}"
 
@@ -189,7 +190,7 @@ def format_number(value: float, digits: int = 3, sign: str = "") -> str:
 def _cell(value) -> str:
     if isinstance(value, float):
         return "-" if math.isnan(value) else format_number(value)
-    return str(value)
+    return str(value).replace("|", "\\|")  # a label's "|" would end the cell
 
 
 def _markdown(table: pd.DataFrame) -> str:

@@ -603,3 +603,31 @@ def test_a_linear_base_refuses_network_settings_it_would_ignore(method):
         get_method(method)(base="linear", hidden=5, lr=0.5).check_params()
     get_method(method)(base="linear").check_params()  # its defaults are no settings of the user's
     get_method(method)(base="mlp", hidden=5, lr=0.5).check_params()
+
+
+def test_small_slips_of_paths_names_labels_and_notebook_arrays(tmp_path, capsys, monkeypatch):
+    """What an edge-case dogfood found: ~ was not expanded, a folder was said not to exist, a column name with a
+    colon split csv:PATH:TARGET in the wrong place, 'Y' for 'y' got no suggestion, a label's '|' broke the
+    markdown table and an empty one passed, 1e50 printed with 51 digits, numpy arrays of levels or seeds were
+    refused."""
+    from pibench import run
+    from pibench.data_loaders.registry import parse_dataset_arg
+    from pibench.data_loaders.validation import did_you_mean
+    from pibench.reports.summary import _cell, format_number
+
+    y = np.sin(np.arange(400) / 5) + np.random.default_rng(0).normal(size=400)
+    pd.DataFrame({"price:eur": y}).to_csv(tmp_path / "c.csv", index=False)
+    assert parse_dataset_arg(f"csv:{tmp_path / 'c.csv'}:price:eur") == (
+        "csv", {"path": str(tmp_path / "c.csv"), "target": "price:eur"})
+    assert did_you_mean("Y", ["y", "x"]) == " Did you mean 'y'?"
+    assert _cell("a|b") == "a\\|b" and format_number(2.97e50) == "2.97e+50" and format_number(12.5) == "12.500"
+    assert main(["run", "--datasets", f"csv:{tmp_path}:y", "--methods", "autoreg", "--results-dir",
+                 str(tmp_path / "r")]) == 2
+    assert "it is a folder" in capsys.readouterr().err
+    monkeypatch.setenv("HOME", str(tmp_path))  # ~ is this folder
+    results = run(datasets=["csv:~/c.csv:price:eur"], methods=["autoreg"], quick=True, progress=False,
+                  results_dir=tmp_path / "r2", alpha=np.array([0.1, 0.2]), seeds=np.arange(2))
+    assert sorted((r["alpha"], r["seed"]) for r in results.records) == [(0.1, 0), (0.1, 1), (0.2, 0), (0.2, 1)]
+    (tmp_path / "s.toml").write_text('datasets = [{ name = "ar", label = " " }]\nmethods = [{ name = "autoreg" }]\n')
+    assert main(["run", "--suite", str(tmp_path / "s.toml"), "--results-dir", str(tmp_path / "r3")]) == 2
+    assert "label = ' ' names nothing" in capsys.readouterr().err

@@ -510,3 +510,11 @@ def test_two_test_groups_are_no_evidence_for_a_comparison(tmp_path):
     assert "Only 2 test unit(s)" in text and "[+nan" not in text
     (name,) = [n for n in results.figure_names if n.startswith("comparison")]
     assert "only 2 test unit(s): no CI, no MCS" in results.figure(name).axes[0].get_title()
+
+
+def test_csv_sets_of_one_constant_value_are_refused(tmp_path):
+    """A constant series is refused; a sets file of one value ran (100% coverage, length 6.1, no note)."""
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    pd.read_csv(path).assign(value=3.0).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="every 'value' is 3; constant sequences have no uncertainty to bound"):
+        csv_sets_problem(path=path, input_length=6, horizon=3)
