@@ -27,7 +27,7 @@ from pibench.data_loaders.fingerprint import metadata_digest, problem_fingerprin
 from pibench.data_loaders.paths import DATASET_FILES, DataNotFoundError, data_path, unpublished_file_line
 from pibench.data_loaders.problems import Problem, SeriesProblem, SetProblem
 from pibench.data_loaders.registry import load_dataset
-from pibench.data_loaders.validation import did_you_mean
+from pibench.data_loaders.validation import UnknownParameters, did_you_mean
 from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
 from pibench.methods.catalog import get_method
 from pibench.methods.code_identity import method_code_identity, reload_if_stale, snapshots
@@ -41,14 +41,6 @@ class SetupError(ValueError):
         self.problems = problems
         head = "the run was not started (nothing was written):" if len(problems) > 1 else "the run was not started:"
         super().__init__(head + ("\n  " if len(problems) > 1 else " ") + "\n  ".join(problems))
-
-
-class UnknownParameters(ValueError):
-    """A method entry gives parameters its method does not take (``names``)."""
-
-    def __init__(self, message: str, names: list[str]):
-        super().__init__(message)
-        self.names = names
 
 
 def build_method(name: str, params: dict, alpha: float, seed: int, cls: type[IntervalMethod] | None = None
@@ -329,17 +321,18 @@ def _protocol_notes(protocol: dict, steps: int, problem: SeriesProblem) -> list[
     available = problem.n_steps - problem.test_start
     if asked is not None and asked > available:
         lines.append(f"test_steps = {asked} is more than its {available} test steps: all {available} are used")
-    if steps < FEW_TEST_STEPS:
-        lines.append(f"only {steps} test step(s): a coverage moves {100 / steps:.2g} points a step, and its CI and "
-                     "tests say little (a year of days has 365)")
+    points = steps * problem.n_groups  # fesp's 24 hours a step
+    if points < FEW_TEST_POINTS:
+        lines.append(f"only {points} test point(s): a coverage moves {100 / points:.3g} points a miss, and its CI "
+                     "and tests say little (a year of days has 365)")
     return lines
 
 
 #: A series task beyond these many test steps or refits gets a line about its cost before it runs.
 LARGE_STEPS, LARGE_FITS = 100_000, 2_000
 LONG_RUN_NOTE = "expect a long run"
-#: A series protocol with fewer test steps gets a line: what a coverage over so few steps can say.
-FEW_TEST_STEPS = 50
+#: A series protocol with fewer test points (steps times series) gets a line: what a coverage over so few can say.
+FEW_TEST_POINTS = 50
 #: A sets dataset with fewer test sequences gets a line: its joint coverage moves in steps of 2 points or more.
 FEW_TEST_SEQUENCES = 50
 
@@ -372,6 +365,10 @@ def _about_dataset(label: str, exc: Exception) -> str:
     return f"dataset {label!r}: {message}"
 
 
+#: Datasets whose loaders say every problem of their parameters at once (set back, a default's would be blamed).
+GATHERED = ("csv", "csv_sets")
+
+
 def _problems_behind(task: Task, data_dir: str | None, first: Exception) -> list[str]:
     """The problems of a dataset entry's parameters behind its first (a loader's checks stop at theirs): as
     :func:`_every_parameter_problem` does for methods, the parameters a problem names are set back to their
@@ -379,9 +376,12 @@ def _problems_behind(task: Task, data_dir: str | None, first: Exception) -> list
     one already said (a CSV's loader says all of its own at once)."""
     d = task.config["dataset"]
     params, said, reset = dict(d["params"]), [_message(first)], set[str]()
+    if d["name"] in GATHERED:
+        return []
     exc: Exception | None = first
     while exc is not None:
-        named = {name for name in params if re.search(rf"\b{re.escape(name)}\s*=", _message(exc))}
+        named = set(exc.names) if isinstance(exc, UnknownParameters) else {
+            name for name in params if re.search(rf"\b{re.escape(name)}\s*=", _message(exc))}
         if not named:
             break
         reset |= named

@@ -12,7 +12,7 @@ How the rows become a problem (also in docs/tutorials/your-csv.md):
   2 January or 1 February) is an error asking for ``time_format`` (e.g.
   "%d/%m/%Y"). Text that is neither numbers nor dates, dates in several formats,
   missing or repeated times are errors; without ``time``, so is another column of
-  dates newest first or out of order (the file's order would run backwards or scrambled).
+  dates newest first (the file's order would run backwards); one of distinct dates out of order is a note.
 * inputs X at row r: the ``features`` columns of row r (known before the target
   is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
   (default 5; ``lags = 0`` for none). Lags and features combine.
@@ -82,12 +82,14 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
             "are used as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
 
 
-def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> tuple[str, np.ndarray] | None:
+def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path
+                         ) -> tuple[tuple[str, np.ndarray] | None, str | None]:
     """Without ``time`` the rows are the steps in file order: a ValueError if another column of dates runs
-    backwards down the file (newest first, as many downloads are), which would forecast the past, or out of
-    order (shuffled rows, two rows swapped), which would scramble the series. The first
-    column of dates that runs forwards, with its dates as numbers, else None."""
-    forwards = None
+    backwards down the file (newest first, as many downloads are), which would forecast the past. Returns the
+    first column of dates that runs forwards, with its dates as numbers (else None), and a note where a column
+    of distinct dates is out of order (shuffled rows, two swapped: the series would run scrambled; a column
+    that repeats, an hour of the day or a month's name, is a cycle, not the rows' time)."""
+    forwards, disorder = None, None
     for name in frame.columns:
         column = frame[name]
         if name in used or len(column) < 2 or pd.api.types.is_numeric_dtype(column) or column.isna().any():
@@ -100,18 +102,17 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path) -> tu
                 f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
                 f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
                 f"\"{name}\" }}), or reverse the file.")
-        if readings and all((r.diff().iloc[1:] < pd.Timedelta(0)).any() for r in readings):
+        if disorder is None and readings and column.is_unique and all(
+                (r.diff().iloc[1:] < pd.Timedelta(0)).any() for r in readings):
             back = int(np.argmax(readings[0].diff().to_numpy()[1:] < pd.Timedelta(0))) + 1
-            raise ValueError(
-                f"{path}: the column {name!r} holds dates out of order (row {back}'s {column.iloc[back]!r} comes "
-                f"after {column.iloc[back - 1]!r}, rows counted from 0 under the header), and without time the "
-                f"rows are taken in file order; order them by it with time = {name!r} in a suite file "
-                f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
-                f"\"{name}\" }}), or sort the file (if {name!r} is not the rows' time, leave it out of the file).")
+            disorder = (f"the column {name!r} holds distinct dates out of order (row {back}'s {column.iloc[back]!r} "
+                        f"comes after {column.iloc[back - 1]!r}, rows counted from 0 under the header), and without "
+                        "time the rows are taken in file order: if they are the series' times, order the rows by "
+                        f"them with time = {name!r} in a suite file, or sort the file")
         forward = [r for r in readings if (r.diff().iloc[1:] > pd.Timedelta(0)).all()]
         if forwards is None and forward:
             forwards = name, step_numbers(forward[0])
-    return forwards
+    return forwards, disorder
 
 
 def _check_roles(target: str, features: list[str], time: str | None, path: Path) -> None:
@@ -174,8 +175,8 @@ def csv_problem(
         frame, steps = _order(frame, time, path, time_format)
         gaps = _skipped_note(steps, time)
     else:
-        forwards = _check_not_backwards(frame, [target, *features], path)
-        gaps = _skipped_note(forwards[1], forwards[0]) if forwards else None
+        forwards, disorder = _check_not_backwards(frame, [target, *features], path)
+        gaps = _skipped_note(forwards[1], forwards[0]) if forwards else disorder
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():

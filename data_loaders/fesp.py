@@ -75,7 +75,8 @@ def _check_span(test_start: str, test_days: int | None, end: str | None) -> None
                 problems.append(f"{name}={value!r} is not a date: write it as YYYY-MM-DD.")
     if test_days is not None and test_days < 1:
         problems.append(f"test_days={test_days} must be at least 1 (leave it out for the whole test span).")
-    if len(dates) == 2 and dates["end"] <= dates["test_start"]:
+    if len(dates) == 2 and (dates["end"].tz is None) == (dates["test_start"].tz is None) \
+            and dates["end"] <= dates["test_start"]:  # (a date with an offset and one without do not compare)
         problems.append(f"end={end!r} must come after test_start={test_start!r}: the test days run from test_start "
                         "up to end.")
     if problems:

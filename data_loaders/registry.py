@@ -25,7 +25,7 @@ from pibench.data_loaders.packaged import PACKAGED
 from pibench.data_loaders.problems import Problem
 from pibench.data_loaders.regime import regime_problem
 from pibench.data_loaders.typed_params import check_arguments
-from pibench.data_loaders.validation import did_you_mean
+from pibench.data_loaders.validation import UnknownParameters, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -103,8 +103,8 @@ def check_dataset_params(name: str, params: dict) -> None:
     unknown = [k for k in params if not entry.accepts(k)]
     if unknown:
         allowed = [p for p in inspect.signature(entry.loader).parameters if p not in _NOT_LISTED]
-        raise ValueError(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}."
-                         f"{did_you_mean(unknown[0], allowed)}")
+        raise UnknownParameters(f"dataset {name!r} has no parameter(s) {unknown}; it takes {allowed}."
+                                f"{did_you_mean(unknown[0], allowed)}", unknown)
     missing = [p for p in required_params(name) if p not in params]
     if missing:
         raise ValueError(f"dataset {name!r} needs the parameter(s) {missing}; give them in a suite file: "

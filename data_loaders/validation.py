@@ -29,6 +29,14 @@ def check_alpha(alpha: float) -> float:
     return alpha
 
 
+class UnknownParameters(ValueError):
+    """An entry gives parameters its method or dataset does not take (``names``)."""
+
+    def __init__(self, message: str, names: list[str]):
+        super().__init__(message)
+        self.names = names
+
+
 def did_you_mean(name: str, choices) -> str:
     """" Did you mean 'aci'?" for the closest of ``choices`` to a mistyped ``name`` (the same letters in another
     case, else difflib's ratio >= 0.6), or ""."""

@@ -267,11 +267,13 @@ class MapieEnbPI(_MapieSeriesMethod):
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         n = n_steps
         need = math.ceil(max(1 / self.alpha, 1 / (1 - self.alpha)))  # in floats, as MAPIE checks it
-        if n < need:  # MAPIE's own check, otherwise met only after the window's B fits
+        window = need if self.score == "absolute" else 2 * need  # a signed score's two tails: half the scores each
+        if n < window:  # MAPIE's own check, otherwise met only after the window's B fits
             raise ValueError(f"a window of {n} steps is too short for alpha={self.alpha:g}: MAPIE's EnbPI takes a "
-                             f"quantile of the window's {n} out-of-bag scores, which needs at least "
-                             f"max(1 / alpha, 1 / (1 - alpha)) = {need}; use a window of at least {need} steps or a "
-                             "larger alpha.")
+                             f"quantile of the window's out-of-bag scores ({'all' if window == need else 'half'} of "
+                             f"them), which needs at least max(1 / alpha, 1 / (1 - alpha)) = {need}; use a window "
+                             f"of at least {window} steps (more with few models: a step in every resample has no "
+                             "score) or a larger alpha.")
         if (isinstance(self.block_length, bool) or not isinstance(self.block_length, (int, np.integer))
                 or not 1 <= self.block_length <= n):
             raise ValueError(

@@ -25,8 +25,8 @@ from pibench.methods.param_checks import in_range, one_of
 class SplitConformalMethod(IntervalMethod):
     """Base forecaster on the first part of the window, scores on the rest.
 
-    ``base``: "mlp" (the paper's), "linear" (least squares: it refuses network settings other than the
-    defaults, which would change nothing) or "pa" (PA's sparse MLPs; their settings other
+    ``base``: "mlp" (the paper's), "linear" (least squares: the network settings change nothing) or "pa"
+    (PA's sparse MLPs; their settings other
     than hidden / epochs / lr / momentum / batch_size go in ``base_params``). ``score``:
     "absolute" or "normalized" by ``scale`` "ewma", "garch" or "model" (the base's own sd).
 

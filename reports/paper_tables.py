@@ -11,7 +11,7 @@ from importlib import resources
 import numpy as np
 import pandas as pd
 
-from pibench.reports.summary import format_number, set_rows, setting_sort_key
+from pibench.reports.summary import escape_cell, format_number, set_rows, setting_sort_key
 
 #: The miscoverage level of every table of the paper: rows at other levels are never set beside its values.
 PAPER_ALPHA = 0.1
@@ -49,8 +49,8 @@ def _fmt(value: float, spread: float | None = None, digits: int = 2) -> str:
 
 def _markdown(rows: list[dict]) -> str:
     cols = list(rows[0])
-    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-    lines += ["| " + " | ".join(str(r[c]) for c in cols) + " |" for r in rows]
+    lines = ["| " + " | ".join(map(escape_cell, cols)) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    lines += ["| " + " | ".join(escape_cell(r[c]) for c in cols) + " |" for r in rows]
     return "\n".join(lines) + "\n"
 
 

@@ -379,13 +379,15 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: dict) -> dict:
     kind, stats = members[0][1].kind, [s for _, s in members]
     seed = _seed_of(json.dumps([str(k) for k in _seed_key(key, members)]))
+    units = len(row_clusters(stats))  # the seeds' shared steps (sequences, groups) once
     if kind == "series":  # seeds of a generated series each draw their own data
         shared = len({json.dumps(r.get("data_fingerprint"), default=str) for r, _ in members}) == 1
         low, high = series_ci([s.units for s in stats], shared=shared)
+        units = units if shared else sum(len(s.clusters) for s in stats)
     else:
         low, high = percentile_ci(seed_replicates([s.units for s in stats], [s.draws for s in stats], seed,
                                                   group_sizes(stats[0].clusters)))
-    _exact_where_every_unit_agrees(stats[0].metrics, low, high, len(row_clusters(stats)))
+    _exact_where_every_unit_agrees(stats[0].metrics, low, high, units)
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members), **_ci_columns(kind, stats[0].metrics, low, high),
             **_test_columns(kind, row_clusters(stats), float(key[2]), row_misses(stats)), **mcs}
 

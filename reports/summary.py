@@ -187,14 +187,19 @@ def format_number(value: float, digits: int = 3, sign: str = "") -> str:
     return f"{value:{sign}.{digits}f}"
 
 
+def escape_cell(value) -> str:
+    """``value`` as the text of a markdown table's cell: a label's "|" would end the cell."""
+    return str(value).replace("|", "\\|")
+
+
 def _cell(value) -> str:
     if isinstance(value, float):
         return "-" if math.isnan(value) else format_number(value)
-    return str(value).replace("|", "\\|")  # a label's "|" would end the cell
+    return escape_cell(value)
 
 
 def _markdown(table: pd.DataFrame) -> str:
-    header = "| " + " | ".join(map(str, table.columns)) + " |"
+    header = "| " + " | ".join(map(escape_cell, table.columns)) + " |"
     rule = "|" + "|".join("---" for _ in table.columns) + "|"
     rows = ["| " + " | ".join(_cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
     return "\n".join([header, rule, *rows]) + "\n"

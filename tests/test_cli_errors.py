@@ -594,15 +594,14 @@ def test_a_selection_of_names_that_never_met_says_where_the_methods_ran(tmp_path
 
 
 @pytest.mark.parametrize("method", ["aci", "enbpi", "nexcp"])
-def test_a_linear_base_refuses_network_settings_it_would_ignore(method):
-    """A grid over hidden with base = "linear" gave three rows of one least-squares fit under three names, and
-    hidden = -5 was accepted; a network setting changed from the method's default is now an error."""
+def test_a_linear_base_checks_the_network_settings_too(method):
+    """hidden = -5 passed with base = "linear" (which trains no network); a grid over the base with shared
+    network settings passes (refusing changed settings with the linear base stopped that grid: review)."""
     from pibench.methods.catalog import get_method
 
-    with pytest.raises(ValueError, match=r"base='linear' fits least squares .*hidden=5, lr=0.5 would change nothing"):
-        get_method(method)(base="linear", hidden=5, lr=0.5).check_params()
-    get_method(method)(base="linear").check_params()  # its defaults are no settings of the user's
-    get_method(method)(base="mlp", hidden=5, lr=0.5).check_params()
+    with pytest.raises(ValueError, match=r"hidden=-5 must be a whole number >= 1"):
+        get_method(method)(base="linear", hidden=-5).check_params()
+    get_method(method)(base="linear", hidden=20, epochs=30).check_params()
 
 
 def test_small_slips_of_paths_names_labels_and_notebook_arrays(tmp_path, capsys, monkeypatch):
@@ -621,6 +620,11 @@ def test_small_slips_of_paths_names_labels_and_notebook_arrays(tmp_path, capsys,
         "csv", {"path": str(tmp_path / "c.csv"), "target": "price:eur"})
     assert did_you_mean("Y", ["y", "x"]) == " Did you mean 'y'?"
     assert _cell("a|b") == "a\\|b" and format_number(2.97e50) == "2.97e+50" and format_number(12.5) == "12.500"
+    from pibench.reports.paper_tables import _markdown as paper_markdown
+    from pibench.reports.summary import _markdown
+
+    for table in (_markdown(pd.DataFrame({"x|y": ["a|b"]})), paper_markdown([{"x|y": "a|b"}])):
+        assert table.splitlines()[0] == "| x\\|y |" and table.splitlines()[2] == "| a\\|b |", table
     assert main(["run", "--datasets", f"csv:{tmp_path}:y", "--methods", "autoreg", "--results-dir",
                  str(tmp_path / "r")]) == 2
     assert "it is a folder" in capsys.readouterr().err

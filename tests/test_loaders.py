@@ -305,19 +305,23 @@ def test_csv_rows_newest_first_without_time_are_an_error(tmp_path: Path) -> None
     assert csv_problem(path=oldest_first, target="y", lags=1).n_test == 100
 
 
-def test_csv_rows_out_of_date_order_without_time_are_an_error(tmp_path: Path) -> None:
+def test_csv_rows_out_of_date_order_without_time_are_noted(tmp_path: Path) -> None:
     """Shuffled rows, or two rows swapped, ran in file order without a word (coverage 88.0 where the series in
-    order gives 86.4); a column of dates repeated down the file (a panel's day on each of its hours) is in order."""
+    order gives 86.4): a column of distinct dates out of order is noted. A column that repeats (an hour of the
+    day, a month's name: a cycle, not the rows' time) is no such column, and loads without a note (an error
+    there stopped valid files, review)."""
     days = list(pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d"))
     days[100], days[101] = days[101], days[100]
     path = _write(tmp_path / "s.csv", "date,y\n" + "".join(f"{d},{i % 7}\n" for i, d in enumerate(days)))
-    with pytest.raises(ValueError, match=r"'date' holds dates out of order \(row 101's '2020-04-10' comes after "
-                                         r"'2020-04-11'.*time = 'date'"):
-        csv_problem(path=path, target="y")
-    assert csv_problem(path=path, target="y", time="date", lags=1).n_test == 100
-    hours = _write(tmp_path / "h.csv", "day,y\n" + "".join(f"{d},{i % 5}\n" for i, d in
-                                                            enumerate(np.repeat(sorted(days[:200]), 2))))
-    assert csv_problem(path=hours, target="y", lags=1).n_test == 100
+    (note,) = csv_problem(path=path, target="y").metadata["notes"]
+    assert re.match(r"the column 'date' holds distinct dates out of order \(row 101's '2020-04-10' comes after "
+                    r"'2020-04-11'.*time = 'date'", note), note
+    assert "notes" not in csv_problem(path=path, target="y", time="date", lags=1).metadata
+    hours = [f"{h:02d}:00" for h in range(24)] * 17
+    months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"] * 34
+    cycles = _write(tmp_path / "c.csv", "hour,month,y\n" + "".join(f"{h},{m},{i % 5}\n" for i, (h, m) in
+                                                                   enumerate(zip(hours, months))))
+    assert "notes" not in csv_problem(path=cycles, target="y", lags=1).metadata
 
 
 @pytest.mark.parametrize("dates, time_format, message", [

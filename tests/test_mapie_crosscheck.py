@@ -400,6 +400,10 @@ def test_mapie_enbpi_refuses_a_window_too_short_for_its_alpha_before_any_fit(win
     with pytest.raises(ValueError, match=rf"window of {window} steps is too short for alpha={alpha:g}.* = {need};"):
         m.check_window(window)
     m.check_window(need)
+    signed = MapieEnbPI(alpha=alpha, n_models=3, score="signed")  # each tail's quantile from half the scores
+    with pytest.raises(ValueError, match=rf"at least {2 * need} steps"):
+        signed.check_window(2 * need - 1)
+    signed.check_window(2 * need)
     from mapie.utils import _check_alpha_and_n_samples
 
     _check_alpha_and_n_samples(alpha, need)  # MAPIE's own check passes at that size

@@ -545,8 +545,31 @@ methods = [{{ name = "autoreg" }}]
 """)
     with pytest.warns(UserWarning) as notes:
         run(tmp_path / "s.toml", results_dir=tmp_path / "r", progress=False)
-    assert any("only 5 test step(s): a coverage moves 20 points a step" in str(n.message) for n in notes)
+    assert any("only 5 test point(s): a coverage moves 20 points a miss" in str(n.message) for n in notes)
     results = load_results(tmp_path / "r")
     assert results.summary["coverage"].iloc[0] == 1.0  # every one of the five covered
     row = results.statistics.rows.iloc[0]
     assert (row["coverage_ci_low"], row["coverage_ci_high"]) == (pytest.approx(0.05 ** (1 / 5)), 1.0)  # 54.9%
+
+
+def test_the_exact_ci_of_seeds_each_on_their_own_data_counts_every_seeds_steps(tmp_path):
+    """Three seeds of a generated series each draw their own 40 test steps, all covered (the oracle at alpha
+    0.002): 120 independent steps, [0.05^(1/120), 1] = [97.5, 100], not 40's [92.8, 100] (review)."""
+    import warnings
+
+    from pibench import load_results
+
+    (tmp_path / "s.toml").write_text("""
+alpha = 0.002
+seeds = [0, 1, 2]
+protocol = { kind = "online", window = 300, retrain_every = 100, test_steps = 40 }
+datasets = [{ name = "ar", params = { n_train = 500, n_test = 200 } }]
+methods = [{ name = "oracle" }]
+""")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (its notes)
+        run(tmp_path / "s.toml", results_dir=tmp_path / "r", progress=False)
+    results = load_results(tmp_path / "r")
+    assert (results.summary["coverage"] == 1.0).all()
+    row = results.statistics.rows.iloc[0]
+    assert (row["coverage_ci_low"], row["coverage_ci_high"]) == (pytest.approx(0.05 ** (1 / 120)), 1.0)

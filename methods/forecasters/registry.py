@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
-
 from pibench.methods.forecasters.linear import LinearForecaster
 from pibench.methods.forecasters.mlp import MLPForecaster
 from pibench.methods.forecasters.pa import PAForecaster
@@ -13,34 +11,17 @@ from pibench.methods.param_checks import in_range, one_of, positive, positive_in
 FORECASTERS = {"mlp": MLPForecaster, "linear": LinearForecaster, "pa": PAForecaster}
 #: base forecasters that report their own predictive sd (``predict_sd``): the ``scale = "model"`` ones
 WITH_OWN_SD = ("pa",)
-
-
-#: A method's settings of its network base: what ``base = "linear"`` has no use for.
+#: A method's settings of its network base.
 NETWORK_SETTINGS = ("hidden", "epochs", "lr", "momentum", "batch_size")
 
 
-def _default(cls: type, key: str):
-    """The default of constructor parameter ``key`` of ``cls``: the first in its bases' order that names it."""
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is not None and key in inspect.signature(init).parameters:
-            return inspect.signature(init).parameters[key].default
-    return None
-
-
 def check_forecaster(method) -> None:
-    """Raise ValueError for ``method``'s unknown base forecaster, a setting of its out of range, or a network
-    setting changed from the method's default where the base (linear) trains no network (no data needed)."""
+    """Raise ValueError for ``method``'s unknown base forecaster or a setting of its out of range, a network
+    setting whatever the base (hidden = -5 passed with the linear one, which trains no network) (no data
+    needed)."""
     name, base_params = method.base, getattr(method, "base_params", None)
     hidden, epochs, lr, momentum, batch_size = (getattr(method, key) for key in NETWORK_SETTINGS)
     one_of("base", name, FORECASTERS)
-    if name == "linear":  # a grid over hidden gave rows of one least-squares fit under other names
-        changed = [f"{key}={getattr(method, key)!r}" for key in NETWORK_SETTINGS
-                   if getattr(method, key) != _default(type(method), key)]
-        if changed:
-            raise ValueError(f"base='linear' fits least squares and trains no network: {', '.join(changed)} would "
-                             "change nothing (its rows the same fit under other names); leave them out, or use "
-                             "base='mlp'.")
     if base_params and name != "pa":
         raise ValueError(f"base_params set the PA base's other settings; base={name!r} takes none. Remove them.")
     if name == "pa":
@@ -58,7 +39,7 @@ def check_forecaster(method) -> None:
                 raise
             raise ValueError(f"the PA base (its settings {', '.join(settings)} go in base_params = {{ ... }}): "
                              f"{exc}") from None
-    elif name == "mlp":
+    else:
         for key, value in (("hidden", hidden), ("epochs", epochs), ("batch_size", batch_size)):
             positive_int(key, value)
         positive("lr", lr)
