@@ -17,6 +17,7 @@ import re
 import threading
 import warnings
 import weakref
+from collections.abc import Callable
 from typing import NamedTuple
 
 from pibench.benchmarks.protocols import SeriesSchedule, check_protocol, series_schedule
@@ -232,26 +233,39 @@ _NAMED = re.compile(r"(?:^|; )(?:\w+: )?(?:parameters? )?(\w+)=")
 
 def _every_parameter_problem(task: Task, cls: type[IntervalMethod], first: Exception) -> list[str]:
     """The first problem of a method entry's parameters and those behind it (a method's checks stop at the
-    first; unknown names are said first): the parameters a problem names are dropped (set back to their
-    defaults) and the rest checked again, until
-    the rest pass, or a problem names none of them or one set back (the default's, not the entry's)."""
+    first; unknown names are said first): :func:`_each_problem`, the method built and checked again."""
     c = task.config
-    params, found, reset = dict(c["method"]["params"]), [], set[str]()
+
+    def recheck(params: dict) -> None:
+        build_method(c["method"]["name"], params, c["alpha"], task.method_seed, cls).check_params()
+
+    return _each_problem(first, dict(c["method"]["params"]), recheck,
+                         lambda message, params: {name for name in _NAMED.findall(message) if name in params})
+
+
+def _each_problem(first: Exception, params: dict, recheck: Callable[[dict], None],
+                  named_in: Callable[[str, dict], set[str]]) -> list[str]:
+    """The message of ``first`` and of each problem behind it: the parameters a problem names (``named_in``,
+    or an unknown name's) are dropped from ``params`` (set back to their defaults) and ``recheck`` run on the
+    rest, until it passes, or a problem names none of them, names one set back (the default's problem, "set
+    score = ... too", not the entry's) or was said already."""
+    found: list[str] = []
+    reset: set[str] = set()
     exc: Exception | None = first
     while exc is not None:
         message = _message(exc)
-        if any(re.search(rf"\b{re.escape(name)}\s*=", message) for name in reset):
-            break  # a problem of a default the check put back ("set score = ... too"), not of the entry
+        if any(re.search(rf"\b{re.escape(name)}\s*=", message) for name in reset) or \
+                any(message.split(": ", 1)[-1] in earlier for earlier in found):
+            break
         found.append(message)
-        named = set(exc.names) if isinstance(exc, UnknownParameters) else {
-            name for name in _NAMED.findall(message) if name in params}
+        named = set(exc.names) if isinstance(exc, UnknownParameters) else named_in(message, params)
         if not named:
             break
         reset |= named
         for name in named:
-            del params[name]
+            params.pop(name, None)
         try:
-            build_method(c["method"]["name"], params, c["alpha"], task.method_seed, cls).check_params()
+            recheck(params)
             exc = None
         except NotApplicable:
             break
@@ -370,34 +384,19 @@ GATHERED = ("csv", "csv_sets")
 
 
 def _problems_behind(task: Task, data_dir: str | None, first: Exception) -> list[str]:
-    """The problems of a dataset entry's parameters behind its first (a loader's checks stop at theirs): as
-    :func:`_every_parameter_problem` does for methods, the parameters a problem names are set back to their
-    defaults and the data loaded again, until it loads, or a problem names none of them, one set back, or
-    one already said (a CSV's loader says all of its own at once)."""
+    """The problems of a dataset entry's parameters behind its first (a loader's checks stop at theirs), each
+    without its "dataset ...: " lead: :func:`_each_problem`, the data loaded again (not for the CSV loaders,
+    which say all of their own at once)."""
     d = task.config["dataset"]
-    params, said, reset = dict(d["params"]), [_message(first)], set[str]()
     if d["name"] in GATHERED:
         return []
-    exc: Exception | None = first
-    while exc is not None:
-        named = set(exc.names) if isinstance(exc, UnknownParameters) else {
-            name for name in params if re.search(rf"\b{re.escape(name)}\s*=", _message(exc))}
-        if not named:
-            break
-        reset |= named
-        for name in named:
-            del params[name]
-        try:
-            load_dataset(d["name"], params, seed=task.data_seed, replicate=task.config["seed"], data_dir=data_dir)
-            exc = None
-        except Exception as behind:
-            message = re.sub(r"^dataset '[^']+'(?: \([^)]*\))?: ", "", _message(behind))
-            if any(re.search(rf"\b{re.escape(name)}\s*=", message) for name in reset) or \
-                    any(message in earlier for earlier in said):
-                break  # a default's problem, not the entry's; or one said already
-            said.append(message)
-            exc = behind
-    return said[1:]
+
+    def recheck(params: dict) -> None:
+        load_dataset(d["name"], params, seed=task.data_seed, replicate=task.config["seed"], data_dir=data_dir)
+
+    found = _each_problem(first, dict(d["params"]), recheck, lambda message, params: {
+        name for name in params if re.search(rf"\b{re.escape(name)}\s*=", message)})
+    return [re.sub(r"^dataset '[^']+'(?: \([^)]*\))?: ", "", message) for message in found[1:]]
 
 
 def _about_task(task: Task, exc: Exception) -> str:
