@@ -95,21 +95,22 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path
         if name in used or len(column) < 2 or pd.api.types.is_numeric_dtype(column) or column.isna().any():
             continue
         readings = date_readings(column.astype(str))
-        if readings and all((r.diff().iloc[1:] < pd.Timedelta(0)).all() for r in readings):
+        steps = [r.diff().to_numpy()[1:] for r in readings]  # each reading's step from the row above
+        earlier = [d < np.timedelta64(0) for d in steps]
+        if readings and all(e.all() for e in earlier):
             raise ValueError(
                 f"{path}: the column {name!r} holds dates newest first ({column.iloc[0]!r} in the first row, "
                 f"{column.iloc[-1]!r} in the last), and without time the rows are taken in file order, so the "
                 f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
                 f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
                 f"\"{name}\" }}), or reverse the file.")
-        if disorder is None and readings and column.is_unique and all(
-                (r.diff().iloc[1:] < pd.Timedelta(0)).any() for r in readings):
-            back = int(np.argmax(readings[0].diff().to_numpy()[1:] < pd.Timedelta(0))) + 1
+        if disorder is None and readings and column.is_unique and all(e.any() for e in earlier):
+            back = int(np.argmax(earlier[0])) + 1
             disorder = (f"the column {name!r} holds distinct dates out of order (row {back}'s {column.iloc[back]!r} "
                         f"comes after {column.iloc[back - 1]!r}, rows counted from 0 under the header), and without "
                         "time the rows are taken in file order: if they are the series' times, order the rows by "
                         f"them with time = {name!r} in a suite file, or sort the file")
-        forward = [r for r in readings if (r.diff().iloc[1:] > pd.Timedelta(0)).all()]
+        forward = [r for r, d in zip(readings, steps) if (d > np.timedelta64(0)).all()]
         if forwards is None and forward:
             forwards = name, step_numbers(forward[0])
     return forwards, disorder
@@ -173,10 +174,10 @@ def csv_problem(
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
     if time:
         frame, steps = _order(frame, time, path, time_format)
-        gaps = _skipped_note(steps, time)
+        order_note = _skipped_note(steps, time)
     else:
         forwards, disorder = _check_not_backwards(frame, [target, *features], path)
-        gaps = _skipped_note(forwards[1], forwards[0]) if forwards else disorder
+        order_note = _skipped_note(forwards[1], forwards[0]) if forwards else disorder
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():
@@ -211,4 +212,4 @@ def csv_problem(
         f"csv:{path.name}:{target}", values[target].to_numpy(float), lags=lags, n_test=n_test, where=str(path),
         target=target, features=values[features].to_numpy(float) if features else None,
         feature_names=tuple(features), time=labels,
-        metadata={"source": str(path), **({"notes": [gaps]} if gaps else {})})
+        metadata={"source": str(path), **({"notes": [order_note]} if order_note else {})})

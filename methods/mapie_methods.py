@@ -267,10 +267,11 @@ class MapieEnbPI(_MapieSeriesMethod):
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         n = n_steps
         need = math.ceil(max(1 / self.alpha, 1 / (1 - self.alpha)))  # in floats, as MAPIE checks it
-        window = need if self.score == "absolute" else 2 * need  # a signed score's two tails: half the scores each
+        symmetric = self.score == "absolute"  # a signed score's two tails: half the scores each
+        window = need if symmetric else 2 * need
         if n < window:  # MAPIE's own check, otherwise met only after the window's B fits
             raise ValueError(f"a window of {n} steps is too short for alpha={self.alpha:g}: MAPIE's EnbPI takes a "
-                             f"quantile of the window's out-of-bag scores ({'all' if window == need else 'half'} of "
+                             f"quantile of the window's out-of-bag scores ({'all' if symmetric else 'half'} of "
                              f"them), which needs at least max(1 / alpha, 1 / (1 - alpha)) = {need}; use a window "
                              f"of at least {window} steps (more with few models: a step in every resample has no "
                              "score) or a larger alpha.")

@@ -19,6 +19,7 @@ from pibench.reports.figures.style import (
     nominal_line,
     place_labels,
     readable_limits,
+    run_labels,
 )
 
 
@@ -53,7 +54,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
             ax.scatter(x, points["mean_length"], label=method, alpha=0.85, zorder=3, **styles[method].points())
-            if len(points) > 1 or str(points["setting"].iloc[0]) != "default":  # as the tables name it
+            if run_labels(points["method"], points["setting"])[0] != method:  # a setting named, as in the tables
                 for row, xi, yi, setting in zip(points.index, x, points["mean_length"], points["setting"]):
                     dx, dy = away[row]
                     names.setdefault(ax, []).append(ax.annotate(
