@@ -45,7 +45,7 @@ from pibench.reports.interval_tests import clustered_coverage_tests, clustered_j
 from pibench.reports.series_ci import series_ci
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 10
+STATS_VERSION = 11
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
