@@ -5,36 +5,36 @@ The interval score is proper for central (1 - alpha) intervals (Gneiting & Rafte
 on. The loss of a row is its interval score per resampling unit (a series' test step,
 a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
 
-* Diebold & Mariano (1995): d_t = L_row,t - L_ref,t, DM = mean(d) / se(mean(d)), two-sided. For exchangeable
-  sequences se is the sample standard deviation over sqrt(n), against Student's t with n - 1 degrees of
-  freedom. For a series the long-run variance is the equal-weighted cosine (EWC) estimator of Lazarus, Lewis,
-  Stock & Watson (2018), the mean of the squared first nu cosine transforms Lambda_j = sqrt(2 / n) sum_t
-  cos(pi j (t - 1/2) / n) (d_t - mean(d)), against Student's t with nu degrees of freedom (fixed-smoothing
-  asymptotics, exact for Gaussian white noise at a given nu; Coroneo & Iacone 2020 recommend it for DM). nu is
-  floor(n^(1/3)) (pibench's choice, for the measurements below; at most Lazarus et al.'s floor(0.4 n^(2/3))),
-  made smaller for persistent differences: at most floor(n / S) with S Andrews' (1991) AR(1) plug-in bandwidth
-  1.1447 (a n)^(1/3), a = 4 rho^2 / ((1 - rho)^2 (1 + rho)^2), rho the lag-1 autoregression of d (|rho| at
-  most 0.99). Interval scores of sliding-window methods are persistent (rho 0.9 and more), where the
-  Newey-West estimator with the usual lag rejected a true null about a quarter of the time at 5% and with
-  Andrews' lag 9-16% (rho 0.9-0.97, n = 1,000); this rule 6% and 8% (2,000-4,000 draws; at 0.97 Andrews' cap
-  binds before n^(1/3) does, so the floor(0.4 n^(2/3)) rule gave the same). A persistent part under the noise
-  of the misses has a small lag-1 correlation, which Andrews' rule cannot see: two bands of equal expected
-  score, one wider where a slow factor (AR(1) 0.97) is high and the other where it is low, over a year of days
-  (lag-1 0.4), were told apart at 5% 33-35% of the time with Lazarus et al.'s 20 terms, 15% with 7; a fixed
-  band against one scaled to a stochastic volatility (log-variance AR(1) 0.97; lag-1 0.05) 16-18% and 9% (n =
-  365), 14% and 9% (n = 1,000). The price is power: a difference of 2.5 standard errors is found 55-65% of the
-  time rather than 64-71% (AR(1) 0-0.9, n = 250-3,000). The differences are first prewhitened by their
-  AR(1) coefficient rho (Andrews & Monahan 1992; |rho| at most 0.97): the EWC variance of z_t = d_t - rho
-  d_(t-1) times 1 / (1 - rho)^2. The cosine terms read the spectrum near frequency 0, not at it, and a
-  persistent d's falls away from there: unfiltered, the EWC variance of an AR(1) 0.9 over 365 steps is 17%
-  short. nu is the smaller of d's and z's: a sliding window's statistic is more persistent than the bound,
-  its z still steep near 0, and z's larger nu reached too far (a moving mean of 250 steps over 1,000: 90% CIs
-  held 68%, with d's nu 85.5%, unfiltered 85%; the default suite's lengths over 150 seeds likewise). Side by
-  side on the same draws (1,000 each): DM's size at 5% at AR(1) 0.97 7.7% where it was 11.4% (n = 365) and
-  6.9% where 9.8% (n = 1,000); at 0.9 3.2% (4.9%) and 4.9% (6.0%); power at 2.5 long-run standard errors
-  0.57 (0.63) at 0.9 and 0.60 (0.70) at 0.97, n = 365; the two bands above unchanged (a lag-1 correlation of
-  0.4 leaves little to filter). The MCS takes one rho from the rows' contrasts (each row's loss less the rows'
-  mean); its rates below are of the unfiltered estimator (filtered, 48 equal rows of AR(1) 0.9 over 365 days
+* Diebold & Mariano (1995): d_t = L_row,t - L_ref,t, DM = mean(d) / se(mean(d)), two-sided. For exchangeable sequences
+  se is the sample standard deviation over sqrt(n), against Student's t with n - 1 degrees of freedom. For a series
+  the long-run variance is the equal-weighted cosine (EWC) estimator of Lazarus, Lewis, Stock & Watson (2018), the
+  mean of the squared first nu cosine transforms Lambda_j = sqrt(2 / n) sum_t cos(pi j (t - 1/2) / n) (d_t - mean(d)),
+  against Student's t with nu degrees of freedom (fixed-smoothing asymptotics, exact for Gaussian white noise at a
+  given nu; Coroneo & Iacone 2020 recommend it for DM). nu is floor(n^(1/3)) (pibench's choice, for the measurements
+  below; at most Lazarus et al.'s floor(0.4 n^(2/3))), made smaller for persistent differences: at most floor(n / S)
+  with S Andrews' (1991) AR(1) plug-in bandwidth 1.1447 (a n)^(1/3), a = 4 rho^2 / ((1 - rho)^2 (1 + rho)^2), rho the
+  lag-1 autoregression of d (|rho| at most 0.999: a method's lengths refitted on a window of 500 have lag-1
+  correlations of 0.99-0.999, and at most 0.99 kept 6 terms over 2,000 steps, whose 90% CIs held a moving mean of 500
+  steps 74% of the time and the default suite's AutoReg lengths 76%; now 1-3 terms, 84% and 85%). Interval scores of
+  sliding-window methods are persistent (rho 0.9 and more), where the Newey-West estimator with the usual lag rejected
+  a true null about a quarter of the time at 5% and with Andrews' lag 9-16% (rho 0.9-0.97, n = 1,000); this rule 6%
+  and 8% (2,000-4,000 draws; at 0.97 Andrews' cap binds before n^(1/3) does, so the floor(0.4 n^(2/3)) rule gave the
+  same). A persistent part under the noise of the misses has a small lag-1 correlation, which Andrews' rule cannot
+  see: two bands of equal expected score, one wider where a slow factor (AR(1) 0.97) is high and the other where it is
+  low, over a year of days (lag-1 0.4), were told apart at 5% 33-35% of the time with Lazarus et al.'s 20 terms, 15%
+  with 7; a fixed band against one scaled to a stochastic volatility (log-variance AR(1) 0.97; lag-1 0.05) 16-18% and
+  9% (n = 365), 14% and 9% (n = 1,000). The price is power: a difference of 2.5 standard errors is found 55-65% of the
+  time rather than 64-71% (AR(1) 0-0.9, n = 250-3,000). The differences are first prewhitened by their AR(1)
+  coefficient rho (Andrews & Monahan 1992; |rho| at most 0.97): the EWC variance of z_t = d_t - rho d_(t-1) times 1 /
+  (1 - rho)^2. The cosine terms read the spectrum near frequency 0, not at it, and a persistent d's falls away from
+  there: unfiltered, the EWC variance of an AR(1) 0.9 over 365 steps is 17% short. nu is the smaller of d's and z's: a
+  sliding window's statistic is more persistent than the bound, its z still steep near 0, and z's larger nu reached
+  too far (a moving mean of 250 steps over 1,000: 90% CIs held 68%, with d's nu 85.5%, unfiltered 85%; the default
+  suite's lengths over 150 seeds likewise). Side by side on the same draws (1,000 each): DM's size at 5% at AR(1) 0.97
+  7.7% where it was 11.4% (n = 365) and 6.9% where 9.8% (n = 1,000); at 0.9 3.2% (4.9%) and 4.9% (6.0%); power at 2.5
+  long-run standard errors 0.57 (0.63) at 0.9 and 0.60 (0.70) at 0.97, n = 365; the two bands above unchanged (a lag-1
+  correlation of 0.4 leaves little to filter). The MCS takes one rho from the rows' contrasts (each row's loss less
+  the rows' mean); its rates below are of the unfiltered estimator (filtered, 48 equal rows of AR(1) 0.9 over 365 days
   left it 10.0% of the time (300 draws), 11.0% before, on data of another model than those rates').
 * The Model Confidence Set of Hansen, Lunde & Nason (2011): the rows not significantly worse than the
   best at size 1 - level, by their elimination with the range statistic T_R = max_ij |t_ij|, t_ij the
@@ -86,7 +86,7 @@ def andrews_bandwidth(d: np.ndarray) -> float:
     """Andrews' (1991) AR(1) plug-in bandwidth S for the Bartlett kernel (module docstring)."""
     x = np.asarray(d, dtype=float) - float(np.mean(d))
     denominator = float(x[:-1] @ x[:-1])
-    rho = float(np.clip(x[1:] @ x[:-1] / denominator, -0.99, 0.99)) if denominator > 0 else 0.0
+    rho = float(np.clip(x[1:] @ x[:-1] / denominator, -0.999, 0.999)) if denominator > 0 else 0.0
     a = 4 * rho ** 2 / ((1 - rho) ** 2 * (1 + rho) ** 2)
     return 1.1447 * (a * len(x)) ** (1 / 3)
 
