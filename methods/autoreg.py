@@ -13,13 +13,19 @@ statsmodels' ``ar_select_order`` (the classical row of the order-selection table
 The interval ignores the error of the estimated coefficients and sigma2 is the in-sample
 mean square (statsmodels' maximum likelihood), so it covers less as the order nears the
 window: on the built-in AR(1) with a 200-step window, 90% intervals covered 90% at 1 lag,
-84% at 20, 73% at 50 and 50% at 80. A window of 2p + 1 steps or fewer is refused.
+84% at 20, 73% at 50 and 50% at 80. A window of 2p + 1 steps or fewer is refused. A window
+whose lagged values are collinear (a constant stretch: prices held at a cap) has no unique
+fit; statsmodels' minimum-norm solution is used, and such fits are counted
+(``autoreg_singular_fits`` in the record) rather than warned about at every refit.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.stats import norm
+from statsmodels.tools.sm_exceptions import SingularMatrixWarning
 from statsmodels.tsa.ar_model import AutoReg
 
 from pibench.data_loaders.problems import SeriesData, SetData
@@ -70,6 +76,18 @@ class AutoRegInterval(IntervalMethod):
         self.check_params()
         self.check_window(data.n_steps)
         G = data.y.shape[1]
+        self.n_singular_ = getattr(self, "n_singular_", 0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", SingularMatrixWarning)
+            self._fit_groups(data, G)
+        for warning in caught:  # counted in diagnostics(); any other warning is shown as it was
+            if not issubclass(warning.category, SingularMatrixWarning):
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        self.n_singular_ += int(any(issubclass(w.category, SingularMatrixWarning) for w in caught))
+        return self
+
+    def _fit_groups(self, data: SeriesData, G: int) -> None:
+        """The lags, coefficients, constant and sigma of each of the ``G`` series of the window (module docstring)."""
         self.lag_lists_ = [self._lag_list(data.y[:, g]) for g in range(G)]
         p = max(max(lags, default=0) for lags in self.lag_lists_)
         self.coef_ = np.zeros((G, p))  # coefficient of lag j at column j - 1 (0 where not selected)
@@ -86,7 +104,6 @@ class AutoRegInterval(IntervalMethod):
             self.coef_[g, np.asarray(lags, dtype=int) - 1] = params[len(params) - len(lags) :]
             self.sigma_[g] = np.sqrt(res.sigma2)
         self.history_ = data.y[data.n_steps - p :].copy()  # (p, G), oldest first
-        return self
 
     def _point(self) -> np.ndarray:
         lagged = self.history_[::-1].T - self.offset_[:, None]  # (G, p): y_{t-1}, ..., y_{t-p}, less the mean
@@ -104,9 +121,10 @@ class AutoRegInterval(IntervalMethod):
         self.history_ = history[len(history) - self.coef_.shape[1] :]
 
     def diagnostics(self) -> dict:
+        singular = {"autoreg_singular_fits": int(getattr(self, "n_singular_", 0))}
         if not hasattr(self, "lag_lists_") or len(self.lag_lists_) != 1:
-            return {}
+            return singular if hasattr(self, "lag_lists_") else {}
         lags = self.lag_lists_[0]
         candidates = self.max_lags if isinstance(self.lags, str) else int(self.lags)
         return {"selected_lags": ",".join(map(str, lags)), "ar_order": max(lags, default=0),
-                "candidate_lags": candidates}
+                "candidate_lags": candidates, **singular}

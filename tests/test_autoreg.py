@@ -43,7 +43,8 @@ def test_too_short_window_is_a_clear_error():
 def test_order_chosen_by_bic_and_reported():
     problem = ar_problem(n_train=3000, n_test=5, phi=(0.5, -0.3), seed=1)
     method = get_method("autoreg")(lags="bic", max_lags=10).fit(problem.window(0, 3000))
-    assert method.diagnostics() == {"selected_lags": "1,2", "ar_order": 2, "candidate_lags": 10}
+    assert method.diagnostics() == {"selected_lags": "1,2", "ar_order": 2, "candidate_lags": 10,
+                                    "autoreg_singular_fits": 0}
     reference = AutoReg(problem.y[:3000, 0], lags=2, trend="c").fit()
     iv = method.predict_interval(problem.X[3000:3001])
     assert iv.point[0, 0] == pytest.approx(reference.get_prediction(start=3000, end=3000).predicted_mean[0])
@@ -55,7 +56,8 @@ def test_white_noise_selects_no_lag_and_fits_a_constant():
     from pibench.data_loaders.problems import SeriesData
 
     method = get_method("autoreg")(lags="bic", max_lags=5).fit(SeriesData(y=y, X=np.zeros((2000, 1, 1))))
-    assert method.diagnostics() == {"selected_lags": "", "ar_order": 0, "candidate_lags": 5}
+    assert method.diagnostics() == {"selected_lags": "", "ar_order": 0, "candidate_lags": 5,
+                                    "autoreg_singular_fits": 0}
     iv = method.predict_interval(np.zeros((1, 1, 1)))
     half = 1.6448536269514722 * y[:, 0].std()  # AutoReg(0): the MLE variance of y around its mean
     assert iv.point[0, 0] == pytest.approx(y.mean(), rel=1e-9)
@@ -75,3 +77,22 @@ def test_a_series_far_from_zero_gets_the_intervals_of_the_same_series_near_it(la
     assert far_iv.upper[0, 0] - far_iv.lower[0, 0] == pytest.approx(near_iv.upper[0, 0] - near_iv.lower[0, 0],
                                                                     rel=1e-3)
     assert far_iv.point[0, 0] - 1e12 == pytest.approx(near_iv.point[0, 0], abs=1e-3)
+
+
+@pytest.mark.parametrize("lags", [1, "aic"])
+def test_a_constant_window_is_counted_not_warned_at_every_refit(lags, recwarn):
+    """A window held constant (a price at a cap) has collinear lags: statsmodels' SingularMatrixWarning was
+    printed at every refit. It is counted once per fit (autoreg_singular_fits); the fit is statsmodels' own
+    minimum-norm one, a band of zero width at the constant."""
+    problem = ar_problem(n_train=300, n_test=5, seed=0)
+    y = problem.y.copy()
+    y[:100] = 2.5
+    flat = dataclasses.replace(problem, y=y)
+    method = get_method("autoreg")(alpha=0.1, lags=lags)
+    method.fit(flat.window(0, 100))
+    iv = method.predict_interval(flat.X[100:101])
+    assert iv.lower[0, 0] == pytest.approx(2.5) and iv.upper[0, 0] == pytest.approx(2.5)
+    method.fit(flat.window(150, 250))  # an ordinary window: not counted
+    method.fit(flat.window(0, 100))
+    assert method.diagnostics()["autoreg_singular_fits"] == 2
+    assert not [w for w in recwarn if "rank-deficient" in str(w.message)]
