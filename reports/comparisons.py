@@ -15,7 +15,7 @@ a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
   with S Andrews' (1991) AR(1) plug-in bandwidth 1.1447 (a n)^(1/3), a = 4 rho^2 / ((1 - rho)^2 (1 + rho)^2), rho the
   lag-1 autoregression of d (|rho| at most 0.999: a method's lengths refitted on a window of 500 have lag-1
   correlations of 0.99-0.999, and at most 0.99 kept 6 terms over 2,000 steps, whose 90% CIs held a moving mean of 500
-  steps 74% of the time and the default suite's AutoReg lengths 76%; now 1-3 terms, 84% and 85%). Interval scores of
+  steps 75% of the time and the default suite's AutoReg lengths 76%; now 1-3 terms, 84% and 85%). Interval scores of
   sliding-window methods are persistent (rho 0.9 and more), where the Newey-West estimator with the usual lag rejected
   a true null about a quarter of the time at 5% and with Andrews' lag 9-16% (rho 0.9-0.97, n = 1,000); this rule 6%
   and 8% (2,000-4,000 draws; at 0.97 Andrews' cap binds before n^(1/3) does, so the floor(0.4 n^(2/3)) rule gave the
@@ -24,23 +24,16 @@ a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
   low, over a year of days (lag-1 0.4), were told apart at 5% 33-35% of the time with Lazarus et al.'s 20 terms, 15%
   with 7; a fixed band against one scaled to a stochastic volatility (log-variance AR(1) 0.97; lag-1 0.05) 16-18% and
   9% (n = 365), 14% and 9% (n = 1,000). The price is power: a difference of 2.5 standard errors is found 55-65% of the
-  time rather than 64-71% (AR(1) 0-0.9, n = 250-3,000). The differences are first prewhitened by their AR(1)
-  coefficient rho (Andrews & Monahan 1992; |rho| at most 0.97): the EWC variance of z_t = d_t - rho d_(t-1) times 1 /
-  (1 - rho)^2. The cosine terms read the spectrum near frequency 0, not at it, and a persistent d's falls away from
-  there: unfiltered, the EWC variance of an AR(1) 0.9 over 365 steps is 17% short. nu is the smaller of d's and z's: a
-  sliding window's statistic is more persistent than the bound, its z still steep near 0, and z's larger nu reached
-  too far (a moving mean of 250 steps over 1,000: 90% CIs held 68%, with d's nu 85.5%, unfiltered 85%; the default
-  suite's lengths over 150 seeds likewise). Side by side on the same draws (1,000 each): DM's size at 5% at AR(1) 0.97
-  7.7% where it was 11.4% (n = 365) and 6.9% where 9.8% (n = 1,000); at 0.9 3.2% (4.9%) and 4.9% (6.0%); power at 2.5
-  long-run standard errors 0.57 (0.63) at 0.9 and 0.60 (0.70) at 0.97, n = 365; the two bands above unchanged (a lag-1
-  correlation of 0.4 leaves little to filter). The MCS takes one rho from the rows' contrasts (each row's loss less
-  the rows' mean); its rates below are of the unfiltered estimator (filtered, 48 equal rows of AR(1) 0.9 over 365 days
-  left it 10.0% of the time (300 draws), 11.0% before, on data of another model than those rates').
+  time rather than 64-71% (AR(1) 0-0.9, n = 250-3,000). Andrews & Monahan's (1992) AR(1) prewhitening was measured and
+  not taken: it brought DM's size at AR(1) 0.97 from 11% to 7.5-8% over 365 steps, but a lone large loss at the first
+  step left the filtered series (DM p 2e-12 where 0.5), series of 3-5 steps lost their exact t law (size 20% at n =
+  3), and where a high lag-1 correlation is not an AR(1)'s (a daily cycle of hourly lengths; one persistent row among
+  the MCS's contrasts) the recolouring made variances 4-40 times too large.
 * The Model Confidence Set of Hansen, Lunde & Nason (2011): the rows not significantly worse than the
   best at size 1 - level, by their elimination with the range statistic T_R = max_ij |t_ij|, t_ij the
   studentized difference of rows i and j's mean losses, dropping the row with the largest t_ij while the
   p-value of T_R is below 1 - level. For a series each t_ij's variance is the EWC one above (one nu for
-  all rows: the smallest of each row's loss less the rows' mean, filtered and not), and T_R is referred to its
+  all rows: the smallest of each row's loss less the rows' mean), and T_R is referred to its
   fixed-smoothing law: sqrt(n) times the means as N(0, Omega) and the EWC covariance as the mean of nu
   outer products of N(0, Omega) vectors, independent of them (Lazarus et al. 2018's limit), simulated 20,000
   times with a seed, the rows in the order of their names, Omega the EWC estimate from max(nu, 2k) cosine
@@ -75,9 +68,6 @@ MCS_LEVEL = 0.9
 #: Draws of the fixed-smoothing MCS's law: its p-values near 1 - MCS_LEVEL then move by about 0.003 with the seed
 #: (1,000 draws: 0.01, and the sunspots' set of 19 rows held 2 to 17 of them by the draws' seed alone).
 MCS_REPS = 20_000
-#: The bound on the AR(1) prewhitening coefficient (Andrews & Monahan 1992 bound theirs at 0.97): near a unit
-#: root the recolouring 1 / (1 - rho)^2 would explode.
-PREWHITEN_BOUND = 0.97
 #: Fewer resampling units than this (test sequences or groups, test steps) give no DM test and no MCS.
 MIN_UNITS = 3
 
@@ -100,27 +90,6 @@ def ewc_degrees(d: np.ndarray) -> int:
     return max(1, min(usual, persistent, n - 1))
 
 
-def ar1_coefficient(x: np.ndarray) -> float:
-    """The lag-1 autoregression of ``x`` (n,) or (n, k), its columns demeaned and pooled, within
-    +/- :data:`PREWHITEN_BOUND`; 0 for fewer than three units."""
-    c = np.asarray(x, dtype=float)
-    if len(c) < 3:
-        return 0.0
-    c = c - c.mean(axis=0)
-    denominator = float(np.sum(c[:-1] ** 2))
-    return float(np.clip(np.sum(c[1:] * c[:-1]) / denominator, -PREWHITEN_BOUND, PREWHITEN_BOUND)) \
-        if denominator > 0 else 0.0
-
-
-def prewhitened(x: np.ndarray, rho: float) -> tuple[np.ndarray, float]:
-    """(z, recolour): ``x`` (n, ...) filtered by z_t = x_t - rho x_(t-1) (n - 1 units; ``x`` itself where rho is
-    0), and 1 / (1 - rho)^2, which takes z's long-run (co)variance to x's (Andrews & Monahan 1992)."""
-    x = np.asarray(x, dtype=float)
-    if rho == 0:
-        return x, 1.0
-    return x[1:] - rho * x[:-1], 1.0 / (1.0 - rho) ** 2
-
-
 def ewc_variance(d: np.ndarray, nu: int) -> float:
     """The EWC long-run variance of ``d`` from its first ``nu`` cosine transforms (module docstring)."""
     x = np.asarray(d, dtype=float)
@@ -137,9 +106,8 @@ def mean_standard_error(x: np.ndarray, dependent: bool = True) -> tuple[float, i
     n, plain = len(x), float(x.var(ddof=1))
     degrees, variance = n - 1, plain
     if dependent:
-        z, recolour = prewhitened(x, ar1_coefficient(x))
-        nu = min(ewc_degrees(x), ewc_degrees(z))
-        long_run = ewc_variance(z, nu) * recolour
+        nu = ewc_degrees(x)
+        long_run = ewc_variance(x, nu)
         if long_run > 1e-12 * plain:
             degrees, variance = nu, long_run
     return math.sqrt(variance / n), degrees
@@ -226,9 +194,8 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, reps: int = MCS_REPS,
     own (1 for the last row). None where some pair's EWC variance is rounding only (the caller then bootstraps)."""
     x = np.asarray(losses, dtype=float)
     n, k = x.shape
-    z, recolour = prewhitened(x, ar1_coefficient(x - x.mean(axis=1, keepdims=True)))  # the rows' contrasts' rho
-    nu = min(min(ewc_degrees(x[:, j] - x.mean(axis=1)), ewc_degrees(z[:, j] - z.mean(axis=1))) for j in range(k))
-    covariance = ewc_covariance(z, nu) * recolour
+    nu = min(ewc_degrees(x[:, j] - x.mean(axis=1)) for j in range(k))
+    covariance = ewc_covariance(x, nu)
     pairs = np.triu_indices(k, 1)
     if (_pair_variances(covariance)[pairs] <= 1e-12 * _pair_variances(np.cov(x, rowvar=False))[pairs]).any():
         return None
@@ -246,7 +213,7 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, reps: int = MCS_REPS,
     # N(0, Omega) vectors (a factor A with A A' = Omega; scale cancels in every t). Omega is the EWC estimate
     # from at least 2k cosine terms: with fewer than k its rank is below k, the simulated contrasts share too
     # few dimensions, and the law of their maximum loses most of its multiplicity (48 rows, nu 20: 16% for 10%)
-    eigenvalues, vectors = np.linalg.eigh(ewc_covariance(z, min(len(z) - 1, max(nu, 2 * k))))
+    eigenvalues, vectors = np.linalg.eigh(ewc_covariance(x, min(n - 1, max(nu, 2 * k))))
     keep = eigenvalues > 1e-12 * eigenvalues.max()
     factor = vectors[:, keep] * np.sqrt(eigenvalues[keep])  # (k, r)
     rng = np.random.default_rng(seed)

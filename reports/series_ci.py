@@ -4,10 +4,7 @@ A series' per-step values (hit, capped length, interval score; :func:`~pibench.r
 are persistent: sliding-window methods' lengths and scores move with their window, their lag-1 correlation
 0.9 and more. The CI of a mean is mean +/- t_(df, (1 + level) / 2) se, se from the equal-weighted cosine
 long-run variance and df its nu terms (:func:`~pibench.reports.comparisons.mean_standard_error`, the
-estimator the Diebold-Mariano test uses, AR(1)-prewhitened; Lazarus, Lewis, Stock & Watson 2018). One seed's
-90% CI of an AR(1) 0.9 mean held it 86.5% of the time over 60 steps, 87.3% over 120, 92.5% over 365 and
-89.4% over 1,000 (unfiltered: 82.2, 83.9, 90.2, 87.8%); of an AR(1) 0.97 mean 84.6% over 365 and 90.1% over
-1,000 (78.8 and 86.8%), 1,000 draws each. The stationary bootstrap with
+estimator the Diebold-Mariano test uses; Lazarus, Lewis, Stock & Watson 2018). The stationary bootstrap with
 Politis-White's block, used before, held an AR(1) 0.9 mean in its 90% CI 76% of the time over a year of
 steps (86% over 3,000), and on the stored fesp and realworld runs its CIs of mean length were a third to two
 thirds as wide as these.
