@@ -636,7 +636,7 @@ def reload_if_stale(cls: type) -> type | None:
     new: object = sys.modules[cls.__module__]
     for part in cls.__qualname__.split("."):
         new = getattr(new, part, None)
-    if not isinstance(new, type):
+    if not isinstance(new, type) or new is cls:  # a reload keeps the module's old names: the class of before
         raise StaleSourceError(f"{names} changed on disk and no longer defines {cls.__qualname__}; register the "
                                "method again under its new class, or restart Python.")
     if getattr(new, "name", None) != label:

@@ -214,8 +214,7 @@ class Results:
 
     def tables(self) -> str:
         """The report's markdown: the summary table, conditional coverage, the paper's tables where they
-        apply, failed tasks and the stored files left out."""
-        from pibench.benchmarks.provenance import code_version
+        apply, rows of other code, failed tasks and the stored files left out."""
         from pibench.reports.paper_tables import fesp_tables, order_selection_table, set_suites, sets_table
         from pibench.reports.summary import (
             comparison_tables,
@@ -227,7 +226,7 @@ class Results:
 
         frame = self.summary
         statistics = self.statistics
-        sections = [markdown_table(frame, statistics.rows), conditional_table(frame),
+        sections = [markdown_table(frame, statistics.rows), self._mixed_code_section(), conditional_table(frame),
                     leaderboard_tables(frame, statistics.rows), comparison_tables(statistics.groups),
                     fesp_tables(frame),
                     *(order_selection_table(frame, suite) for suite in sorted(frame["suite"].unique())),
@@ -235,14 +234,23 @@ class Results:
         failed = failures(frame)
         if failed:
             sections.append(f"### Failed tasks ({len(failed)})\n\n" + "".join(f"- {line}\n" for line in failed))
-        older = sorted({r["identity"]["code"] for r in self.records} - {code_version()})
-        if older:
-            sections.append(f"_Some rows were computed by other pibench code ({', '.join(older)}; current "
-                            f"{code_version()}): rerun their suite to refresh them._\n")
         if self.left_out:
             sections.append(f"### Not in the tables ({len(self.left_out)} stored file(s))\n\n"
                             + "".join(f"- {line}\n" for line in self.left_out))
         return "\n".join(t for t in sections if t)
+
+    def mixed_code(self) -> list[str]:
+        """One line per method whose rows ran more than one version of its code (a plugin edited and run again on
+        some datasets only), and one for rows of other pibench code
+        (:func:`~pibench.reports.selection.mixed_code_notes`)."""
+        from pibench.benchmarks.provenance import code_version
+        from pibench.reports.selection import mixed_code_notes
+
+        return mixed_code_notes(self.records, code_version(), _loaded_plugin_code(self.records))
+
+    def _mixed_code_section(self) -> str:
+        lines = self.mixed_code()
+        return ("_Rows of other code: " + "; ".join(lines) + "._\n") if lines else ""
 
     def why_empty(self) -> str | None:
         """None if the tables have rows, else why not and the command that fills the folder again (naming
@@ -409,6 +417,9 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
                        backend=backend, scheduler=scheduler, on_start=on_start)
     results = load_results(results_dir)
     results.run_report = report
+    ran = {(task.config.get("suite"), task.config["method"]["name"]) for task in tasks}
+    report.notes.extend(Results(results.results_dir, [r for r in results.records if (r["config"].get("suite"),
+                                                                                     r["method"]) in ran]).mixed_code())
     if errors != "ignore":
         for line in report.notes:  # what the command line prints above its table
             warnings.warn(line, RunNote, stacklevel=2)

@@ -175,3 +175,52 @@ def _seed_record(records: list[dict], requested: dict[str, str]) -> tuple[dict, 
     ordered = sorted(records, key=lambda r: (_data_of(r) == data, r["status"] == "ok", _latest(r, requested),
                                              r["task_id"]), reverse=True)
     return ordered[0], ordered[1:]
+
+
+def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None) -> list[str]:
+    """One line per method whose shown ``records`` (:func:`select_current`'s) come from more than one version of
+    its code (a plugin edited, then run again on some datasets only), naming the rows of each; and one for rows
+    of other pibench code than ``code_version``. Each row picks its newest code, but rows of one method across
+    datasets or settings can still differ, and a leaderboard would rank them as one method."""
+    plugins = plugins or {}
+    lines = []
+    by_method: dict[str, dict[str, list[dict]]] = {}
+    for record in records:
+        plugin = (record.get("identity") or {}).get("plugin")
+        if plugin:
+            by_method.setdefault(record["method"], {}).setdefault(json.dumps(plugin, sort_keys=True), []).append(record)
+    for method, versions in sorted(by_method.items()):
+        if len(versions) < 2:
+            continue
+        loaded = plugins.get(method)
+        current = json.dumps(loaded, sort_keys=True) if loaded is not None and \
+            json.dumps(loaded, sort_keys=True) in versions else \
+            max(versions, key=lambda v: max(r.get("started_at") or "" for r in versions[v]))
+        older = [r for v, rs in versions.items() if v != current for r in rs]
+        change = describe_change(json.loads(current), (older[0].get("identity") or {}).get("plugin")) or "other code"
+        lines.append(f"{method}: its {_rows_named(older, False)} ran another version of its code than those on "
+                     f"{', '.join(sorted({str(r.get('dataset')) for r in versions[current]}))} "
+                     f"({'as loaded now' if loaded else 'the newest'}; {change.replace('plugin ', 'its ')}): run "
+                     f"them again ({_datasets_named(older)} --methods {method}, with its --plugin file) to compare "
+                     "like with like")
+    other = [r for r in records if (r.get("identity") or {}).get("code", code_version) != code_version]
+    if other:
+        scope = "every row" if len(other) == len(records) else "the " + _rows_named(other)
+        codes = ", ".join(sorted({r["identity"]["code"] for r in other}))
+        lines.append(f"{scope} ran other pibench code ({codes}) than this one ({code_version}): run "
+                     f"{'its suite' if len(other) == len(records) else _datasets_named(other)} again to refresh it")
+    return lines
+
+
+def _rows_named(records: list[dict], with_method: bool = True) -> str:
+    """"rows on DATASET (METHOD SETTING, ...); ..." for ``records`` (without the method: "(SETTING, ...)")."""
+    settings: dict[str, set[str]] = {}
+    for record in records:
+        row = f"{record.get('method')} {record.get('setting')}" if with_method else str(record.get("setting"))
+        settings.setdefault(str(record.get("dataset")), set()).add(row)
+    return "rows on " + "; ".join(f"{d} ({', '.join(sorted(s))})" for d, s in sorted(settings.items()))
+
+
+def _datasets_named(records: list[dict]) -> str:
+    """"--datasets A B" of ``records``, as a run selects them again."""
+    return "--datasets " + " ".join(sorted({str(r.get("dataset")) for r in records}))

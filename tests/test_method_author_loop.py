@@ -872,3 +872,56 @@ def test_a_mixin_base_or_a_default_from_a_helper_module_names_that_module(plugin
     ''')
     keys = json.loads(python(script, plugin_project).strip().splitlines()[-1])
     assert keys == ["__main__:Mixed", "mixins"]
+
+
+#: two datasets, an edit of the plugin, a rerun on one of them, then on both: what each run and report said
+PARTIAL_RERUN = '''
+import json
+import mypi.rolling_gauss
+from pibench import run, load_results
+
+run("two.toml", results_dir="r", progress=False)
+path = mypi.rolling_gauss.__file__
+source = open(path).read()
+open(path, "w").write(source.replace("WIDTH = 1.0", "WIDTH = 2.0"))
+part = run("two.toml", datasets=["b"], results_dir="r", progress=False)
+tables = load_results("r").tables()
+whole = run("two.toml", results_dir="r", progress=False)
+print(json.dumps({"part": part.run_report.notes, "tables": tables, "whole": whole.run_report.notes,
+                  "whole_tables": load_results("r").tables()}))
+'''
+
+
+def test_a_rerun_on_some_datasets_after_an_edit_says_which_rows_ran_older_code(plugin_project):
+    """Each row shows its newest code, so after an edit and a rerun on dataset b alone, the method's row on a
+    was older code than its row on b, and a leaderboard ranked them as one method with nothing said: the run
+    and the report name the rows and the command that brings them level; the note goes once they are."""
+    two = SUITE.replace('[[datasets]]\nname = "ar"\nparams = { n_train = 200, n_test = 200 }',
+                        '[[datasets]]\nname = "ar"\nlabel = "a"\nparams = { n_train = 200, n_test = 200 }\n\n'
+                        '[[datasets]]\nname = "ar"\nlabel = "b"\nparams = { n_train = 200, n_test = 200, phi = [0.3] }')
+    assert two != SUITE
+    (plugin_project / "two.toml").write_text(two)
+    out = json.loads(python(PARTIAL_RERUN, plugin_project).strip().splitlines()[-1])
+    expected = ("rolling_gauss: its rows on a (default) ran another version of its code than those on b (as loaded "
+                "now; its source changed: mypi/rolling_gauss.py): run them again (--datasets a --methods "
+                "rolling_gauss, with its --plugin file) to compare like with like")
+    assert expected in out["part"], out["part"]
+    assert "_Rows of other code: " + expected in out["tables"]
+    assert not [n for n in out["whole"] if "another version" in n] and "Rows of other code" not in out["whole_tables"]
+
+
+def test_a_plugin_file_that_no_longer_defines_its_class_stops_the_run(plugin_project):
+    """importlib.reload runs the new source in the module's old namespace, so a class the file no longer defines
+    was still found there, and the run served the old class's stored results after saying "reloaded"."""
+    script = '''
+import mypi.rolling_gauss
+from pibench import run
+run("suite.toml", results_dir="r", progress=False)
+open(mypi.rolling_gauss.__file__, "w").write("# the method moved to another file\\n")
+try:
+    run("suite.toml", results_dir="r", progress=False)
+except ValueError as exc:
+    print("refused:", exc)
+'''
+    out = python(script, plugin_project)
+    assert "refused:" in out and "mypi/rolling_gauss.py changed on disk and no longer defines RollingGauss" in out

@@ -164,14 +164,14 @@ def test_results_of_other_code_are_flagged_and_superseded(finished, capsys, monk
         monkeypatch.setattr(module, "code_version", lambda: "0.1.0+src.newer")
 
     assert main(["report", "--results-dir", str(results)]) == 0
-    assert "computed by other pibench code" in capsys.readouterr().out
+    assert "_Rows of other code: every row ran other pibench code" in capsys.readouterr().out
     code, out = run(suite, results, capsys)
     assert code == 0 and "ran 3, skipped 0" in out  # new code, new tasks
     assert main(["report", "--results-dir", str(results)]) == 0
     out = capsys.readouterr().out
     older = f"(pibench code {records[0]['identity']['code']}, the table's 0.1.0+src.newer)"
     assert out.count("| csv_trust | load |") == 3 and out.count(older) == 3
-    assert "computed by other pibench code" not in out
+    assert "other pibench code" not in out
     assert len(store.records()) == 6  # nothing was deleted
 
 
