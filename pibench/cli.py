@@ -160,7 +160,7 @@ def _write_figures(results, folder: str) -> None:
 
 def _selection_options(parser: argparse.ArgumentParser) -> None:
     for option, what in (("--suites", "suites"), ("--methods", "methods"), ("--datasets", "datasets (their labels)")):
-        parser.add_argument(option, nargs="+", metavar="NAME",
+        parser.add_argument(option, nargs="+", action="extend", metavar="NAME",
                             help=f"only these {what}: the statistics and comparisons are among the rows chosen")
 
 
@@ -257,11 +257,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 "2 bad input (nothing was run), 130 interrupted, 143 stopped by SIGTERM (finished "
                                 "tasks are kept)")
     run.add_argument("--suite", default=None, help="built-in suite name or TOML file (default: 'default')")
-    run.add_argument("--methods", nargs="+", help="keep only these methods (names from `pibench list`)")
-    run.add_argument("--plugin", nargs="+", metavar="FILE.py", help=PLUGIN_HELP)
-    run.add_argument("--datasets", nargs="+", help="keep only these datasets; csv:PATH:TARGET adds your own")
-    run.add_argument("--seeds", nargs="+", type=int, help="replicate seeds (default: the suite's)")
-    run.add_argument("--alpha", nargs="+", type=float, metavar="LEVEL",
+    run.add_argument("--methods", nargs="+", action="extend", help="keep only these methods (names from `pibench list`)")
+    run.add_argument("--plugin", nargs="+", action="extend", metavar="FILE.py", help=PLUGIN_HELP)
+    run.add_argument("--datasets", nargs="+", action="extend", help="keep only these datasets; csv:PATH:TARGET adds your own")
+    run.add_argument("--seeds", nargs="+", action="extend", type=int, help="replicate seeds (default: the suite's)")
+    run.add_argument("--alpha", nargs="+", action="extend", type=float, metavar="LEVEL",
                      help="miscoverage level(s), e.g. 0.1 for 90%% intervals or 0.05 0.1 0.2 for three (default: "
                           "the suite's)")
     run.add_argument("-j", "--jobs", type=positive_int, default=1,
@@ -304,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.set_defaults(func=_plot)
 
     lst = sub.add_parser("list", help="list methods, datasets and suites")
-    lst.add_argument("--plugin", nargs="+", metavar="FILE.py", help=PLUGIN_HELP)
+    lst.add_argument("--plugin", nargs="+", action="extend", metavar="FILE.py", help=PLUGIN_HELP)
     lst.set_defaults(func=_list)
 
     data = sub.add_parser("data", help="dataset files")

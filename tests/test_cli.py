@@ -223,3 +223,17 @@ def test_a_reader_that_stops_early_is_no_error():
     status = subprocess.run(f"set -o pipefail; {sys.executable} -m pibench list | head -1 > /dev/null", shell=True,
                             executable="/bin/bash")
     assert status.returncode == 0
+
+
+def test_a_repeated_list_option_adds_to_it_rather_than_replacing_it():
+    """--methods aci --methods autoreg kept autoreg alone, and two --plugin files the last alone (with no word)."""
+    from pibench.cli import build_parser
+
+    parser = build_parser()
+    args = parser.parse_args(["run", "--methods", "aci", "--methods", "autoreg", "oracle", "--plugin", "a.py",
+                              "--plugin", "b.py", "--seeds", "0", "--seeds", "1", "--alpha", "0.1", "--alpha", "0.2",
+                              "--datasets", "ar", "--datasets", "nlar"])
+    assert (args.methods, args.plugin, args.seeds, args.alpha, args.datasets) == (
+        ["aci", "autoreg", "oracle"], ["a.py", "b.py"], [0, 1], [0.1, 0.2], ["ar", "nlar"])
+    report = parser.parse_args(["report", "--methods", "aci", "--methods", "autoreg", "--suites", "a", "--suites", "b"])
+    assert (report.methods, report.suites) == (["aci", "autoreg"], ["a", "b"])
