@@ -140,9 +140,9 @@ class Results:
     def leaderboard(self, suite: str | None = None, long: bool = False) -> pd.DataFrame:
         """The leaderboard of ``suite`` (default: the one suite with series rows on two or more datasets):
         per (method, setting), its mean rank on the interval score over the datasets it covers within 2 points
-        of nominal, how many it covers, and per dataset its score over the best covering row's; ``long``: one
-        row per dataset and method instead, with coverage, lengths, the worst third, CIs and tests
-        (:mod:`pibench.reports.leaderboard`)."""
+        of nominal, how many it covers, its mean score ratio over those, and per dataset its score over the best
+        covering row's (the oracle shown last, never ranked nor the best); ``long``: one row per dataset and
+        method instead, with coverage, lengths, the worst third, CIs and tests (:mod:`pibench.reports.leaderboard`)."""
         from pibench.reports.leaderboard import leaderboard_suites, overall, per_dataset
 
         suites = leaderboard_suites(self.summary)

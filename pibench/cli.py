@@ -257,9 +257,11 @@ def build_parser() -> argparse.ArgumentParser:
                                 "2 bad input (nothing was run), 130 interrupted, 143 stopped by SIGTERM (finished "
                                 "tasks are kept)")
     run.add_argument("--suite", default=None, help="built-in suite name or TOML file (default: 'default')")
-    run.add_argument("--methods", nargs="+", action="extend", help="keep only these methods (names from `pibench list`)")
+    run.add_argument("--methods", nargs="+", action="extend",
+                     help="keep only these methods (names from `pibench list`)")
     run.add_argument("--plugin", nargs="+", action="extend", metavar="FILE.py", help=PLUGIN_HELP)
-    run.add_argument("--datasets", nargs="+", action="extend", help="keep only these datasets; csv:PATH:TARGET adds your own")
+    run.add_argument("--datasets", nargs="+", action="extend",
+                     help="keep only these datasets; csv:PATH:TARGET adds your own")
     run.add_argument("--seeds", nargs="+", action="extend", type=int, help="replicate seeds (default: the suite's)")
     run.add_argument("--alpha", nargs="+", action="extend", type=float, metavar="LEVEL",
                      help="miscoverage level(s), e.g. 0.1 for 90%% intervals or 0.05 0.1 0.2 for three (default: "

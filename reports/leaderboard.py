@@ -5,10 +5,14 @@ mean length, interval score and the coverage of its worst volatility third, with
 statistics of :mod:`pibench.reports.statistics` where given (CIs, coverage tests, MCS).
 A row *covers* a dataset when its coverage is within :data:`COVERAGE_TOLERANCE` of the
 nominal level; among the rows that cover it, ranks by interval score (1 = best,
-ties averaged) and each row's score over the best covering row's. Across datasets,
-per row: its mean rank over the datasets it covers, on how many it covers, and its
-mean score ratio. The interval score decides because it is proper for central
-intervals (Gneiting & Raftery 2007): a narrow interval that misses pays for it.
+ties averaged) and each row's score over the best covering row's. The oracle (the
+true interval, where a dataset knows it) is the truth, not a contender: it is never
+ranked nor the best row, and its ratio shows how far the best row is from it.
+Across datasets, per row: its mean rank over the datasets it covers, on how many it
+covers, and its mean score ratio over those same datasets (a ratio below 1 bought
+by missing the level is no win). The interval score decides because it is proper
+for central intervals (Gneiting & Raftery 2007): a narrow interval that misses pays
+for it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from pibench.reports.metrics import VOLATILITY_THIRDS
 #: A row covers a dataset when |coverage - (1 - alpha)| is at most this (2 points).
 COVERAGE_TOLERANCE = 0.02
 ROW = ["suite", "dataset", "alpha", "method", "setting"]
+#: The true interval's method: shown, never ranked nor the best row.
+ORACLE = "oracle"
 
 
 def leaderboard_suites(summary: pd.DataFrame) -> list[str]:
@@ -51,7 +57,8 @@ def per_dataset(summary: pd.DataFrame, suite: str, statistics: pd.DataFrame | No
     table["score_ratio"] = np.nan
     for _, index in table.groupby(["dataset", "alpha"]).groups.items():
         part = table.loc[index]
-        pool = part[part["covers"]] if part["covers"].any() else part  # no row covers: relative to the best
+        contenders = part[part["method"] != ORACLE]
+        pool = contenders[contenders["covers"]] if contenders["covers"].any() else contenders  # none covers: the best
         best = pool["winkler"].min()
         table.loc[index, "score_ratio"] = part["winkler"] / best
         table.loc[pool.index[pool["covers"]], "rank"] = pool.loc[pool["covers"], "winkler"].rank(method="average")
@@ -61,19 +68,22 @@ def per_dataset(summary: pd.DataFrame, suite: str, statistics: pd.DataFrame | No
 def overall(table: pd.DataFrame) -> pd.DataFrame:
     """Per (method, setting) over the datasets of ``table`` (:func:`per_dataset`): mean rank where it covers,
     datasets covered (of all), mean score ratio, and each dataset's score ratio as a column; best first (the
-    largest share of its datasets covered, then the lowest mean rank)."""
+    largest share of its datasets covered, then the lowest mean rank; the oracle last)."""
     if table.empty:
         return pd.DataFrame()
     keys = ["method", "setting"]
     grouped = table.groupby(keys)
+    covered_ratio = table["score_ratio"].where(table["covers"])  # a ratio where the row misses the level buys nothing
     out = pd.DataFrame({"mean_rank": grouped["rank"].mean(), "covered": grouped["covers"].sum().astype(int),
-                        "datasets": grouped.size(), "mean_score_ratio": grouped["score_ratio"].mean()})
+                        "datasets": grouped.size(),
+                        "mean_score_ratio": covered_ratio.groupby([table[k] for k in keys]).mean()})
     wide = table.assign(column=table["dataset"].astype(str)).pivot_table(index=keys, columns="column",
                                                                        values="score_ratio", aggfunc="mean")
     out = out.join(wide)
     # the share of its datasets a row covers first (a method that applies to three datasets and covers all three
     # is not behind one that covers seven of eight), then its mean rank
     share = out["covered"] / out["datasets"]
-    return (out.assign(_share=share).reset_index()
-            .sort_values(["_share", "mean_rank", "mean_score_ratio"], ascending=[False, True, True],
-                         na_position="last").drop(columns="_share").reset_index(drop=True))
+    out = out.assign(_share=share).reset_index()
+    return (out.assign(_oracle=out["method"] == ORACLE)  # the truth, unranked, under the rows it is the truth for
+            .sort_values(["_oracle", "_share", "mean_rank", "mean_score_ratio"], ascending=[True, False, True, True],
+                         na_position="last").drop(columns=["_share", "_oracle"]).reset_index(drop=True))

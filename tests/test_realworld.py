@@ -168,3 +168,22 @@ def test_the_leaderboard_ranks_by_hand():
     # a row run on dataset A only, covering it (rank 3 there), comes before m1 (rank 1, but on 1 of 2 datasets)
     board = overall(per_dataset(pd.concat([frame, pd.DataFrame([_row("A", "m4", "x", 0.90, 12.0)])]), "s"))
     assert list(board["method"]) == ["m2", "m4", "m1", "m3"] and board.iloc[1]["datasets"] == 1
+
+
+def test_the_oracle_is_shown_but_never_ranked_and_a_ratio_counts_where_a_row_covers():
+    """The oracle took rank 1 on the datasets that have one, pushing every method down a place there and not
+    elsewhere, and was the best row the ratios were over; and the mean score ratio averaged in the datasets a row
+    does not cover, where a short band that misses scores below the best (m3's 0.8 made it the 'best')."""
+    frame = pd.DataFrame([_row("A", "oracle", "", 0.90, 9.0), _row("A", "m1", "x", 0.90, 10.0),
+                          _row("A", "m2", "x", 0.91, 11.0), _row("A", "m3", "x", 0.85, 8.0),
+                          _row("B", "m1", "x", 0.95, 4.0), _row("B", "m2", "x", 0.89, 5.0),
+                          _row("B", "m3", "x", 0.905, 6.0)])
+    table = per_dataset(frame, "s").set_index(["dataset", "method"])
+    assert math.isnan(table.loc[("A", "oracle"), "rank"]) and table.loc[("A", "m1"), "rank"] == 1
+    assert table.loc[("A", "oracle"), "score_ratio"] == pytest.approx(0.9)  # over m1's 10, the best that covers
+    board = overall(per_dataset(frame, "s")).set_index("method")
+    assert list(board.index) == ["m2", "m1", "m3", "oracle"]
+    # by hand: m2 covers both (11/10, 5/5), m1 covers A (10/10), m3 covers B (6/5)
+    assert board.loc["m2", "mean_score_ratio"] == pytest.approx((1.1 + 1.0) / 2)
+    assert board.loc["m1", "mean_score_ratio"] == pytest.approx(1.0)
+    assert board.loc["m3", "mean_score_ratio"] == pytest.approx(1.2)
