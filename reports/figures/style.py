@@ -132,17 +132,19 @@ def method_style(method: str) -> MethodStyle:
 def figure_styles(methods: Iterable[str]) -> dict[str, MethodStyle]:
     """A style per method of one figure, no two alike: built-ins as :data:`BUILTIN_STYLES`, plugins
     (by name) their own style unless an earlier one took it, else the next free marker of their colour,
-    then the next colour."""
+    then the next colour; a colour no other method of the figure has first (a figure of bands tells methods
+    apart by colour alone)."""
     names = sorted(set(methods))
     styles = {m: BUILTIN_STYLES[m] for m in names if m in BUILTIN_STYLES}
     taken = {(s.colour, s.marker) for s in styles.values()}
+    steps = len(PLUGIN_COLOURS) * len(PLUGIN_MARKERS)
     for method in (m for m in names if m not in BUILTIN_STYLES):
         start = _plugin_start(method)
-        for step in range(len(PLUGIN_COLOURS) * len(PLUGIN_MARKERS)):
-            colour = PLUGIN_COLOURS[(start + step // len(PLUGIN_MARKERS)) % len(PLUGIN_COLOURS)]
-            marker = PLUGIN_MARKERS[(start + step) % len(PLUGIN_MARKERS)]
-            if (colour, marker) not in taken:
-                break
+        candidates = [(PLUGIN_COLOURS[(start + step // len(PLUGIN_MARKERS)) % len(PLUGIN_COLOURS)],
+                       PLUGIN_MARKERS[(start + step) % len(PLUGIN_MARKERS)]) for step in range(steps)]
+        used = {colour for colour, _ in taken}
+        colour, marker = next((c for c in candidates if c[0] not in used and c not in taken),
+                              next((c for c in candidates if c not in taken), candidates[0]))
         styles[method] = MethodStyle(colour, marker)
         taken.add((colour, marker))
     return styles
