@@ -64,7 +64,8 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
     unit = "days" if daily else "steps"
     span = describe_test_span(results, runs[0].task_id, daily)
     note = headline_note(results, suite, dataset)
-    fig.suptitle(f"{dataset} ({suite}), test span {span}: coverage over the last {w} test {unit} "
+    fig.suptitle(f"{dataset} ({suite}), test span {span}: rolling coverage, each point over the {w} test {unit} "
+                 "up to it "
                  f"(dashed: nominal {results.nominal_percent:g}%)" + (f"\n{note}" if note else ""), wrap=True)
     return fig
 
