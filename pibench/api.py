@@ -244,9 +244,11 @@ class Results:
         some datasets only), and one for rows of other pibench code
         (:func:`~pibench.reports.selection.mixed_code_notes`)."""
         from pibench.benchmarks.provenance import code_version
+        from pibench.benchmarks.store import ResultsStore
         from pibench.reports.selection import mixed_code_notes
 
-        return mixed_code_notes(self.records, code_version(), _loaded_plugin_code(self.records))
+        return mixed_code_notes(self.records, code_version(), _loaded_plugin_code(self.records),
+                                ResultsStore(self.results_dir).requested(), str(self.results_dir))
 
     def _mixed_code_section(self) -> str:
         lines = self.mixed_code()
@@ -258,14 +260,13 @@ class Results:
         if self.records:
             return None
         from pibench.benchmarks.store import ResultsStore
-        from pibench.benchmarks.suite import builtin_suites
+        from pibench.reports.selection import rerun_command
 
         reasons = (f" ({len(self.left_out)} file(s) there could not be used: {self.left_out[0]}, ...)"
                    if self.left_out else "")
         suites = ResultsStore(self.results_dir).stored_suites()
         if len(suites) == 1:
-            suite = suites[0] if suites[0] in builtin_suites() else f"<the file of suite {suites[0]!r}>"
-            command = f"pibench run --suite {suite} --results-dir {self.results_dir}"
+            command = rerun_command(suites[0], [], str(self.results_dir))
         elif suites:
             command = f"pibench run --suite SUITE --results-dir {self.results_dir}"
             reasons += f"; its records come from suites {', '.join(suites)}"

@@ -20,13 +20,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pibench.reports.metrics import VOLATILITY_THIRDS
+from pibench.reports.metrics import ORACLE, VOLATILITY_THIRDS
 
 #: A row covers a dataset when |coverage - (1 - alpha)| is at most this (2 points).
 COVERAGE_TOLERANCE = 0.02
 ROW = ["suite", "dataset", "alpha", "method", "setting"]
-#: The true interval's method: shown, never ranked nor the best row.
-ORACLE = "oracle"
 
 
 def leaderboard_suites(summary: pd.DataFrame) -> list[str]:
@@ -79,6 +77,7 @@ def overall(table: pd.DataFrame) -> pd.DataFrame:
                         "mean_score_ratio": covered_ratio.groupby([table[k] for k in keys]).mean()})
     wide = table.assign(column=table["dataset"].astype(str)).pivot_table(index=keys, columns="column",
                                                                        values="score_ratio", aggfunc="mean")
+    wide = wide.reindex(columns=sorted(table["dataset"].astype(str).unique()))  # a dataset of the oracle alone: NaN
     out = out.join(wide)
     # the share of its datasets a row covers first (a method that applies to three datasets and covers all three
     # is not behind one that covers seven of eight), then its mean rank

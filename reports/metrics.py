@@ -318,6 +318,8 @@ def longest_miss_run(covered_by_step: ArrayLike) -> int:
 # --------------------------------------------------------------------------- #
 #: The coverage of each volatility third (:func:`series_metrics`), NaN for a third no step falls in.
 VOLATILITY_THIRDS = ("coverage_vol_low", "coverage_vol_mid", "coverage_vol_high")
+#: The method of the true interval (where a dataset knows it): the truth, never a reference, ranked or in an MCS.
+ORACLE = "oracle"
 
 #: Values closer than this fraction of the largest finite magnitude among them are equal but for rounding.
 ROUNDING = 1e-9

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -177,50 +178,81 @@ def _seed_record(records: list[dict], requested: dict[str, str]) -> tuple[dict, 
     return ordered[0], ordered[1:]
 
 
-def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None) -> list[str]:
-    """One line per method whose shown ``records`` (:func:`select_current`'s) come from more than one version of
-    its code (a plugin edited, then run again on some datasets only), naming the rows of each; and one for rows
-    of other pibench code than ``code_version``. Each row picks its newest code, but rows of one method across
-    datasets or settings can still differ, and a leaderboard would rank them as one method."""
-    plugins = plugins or {}
+#: Datasets a note names before "and N more".
+NAMED_AT_MOST = 6
+
+
+def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None,
+                     requested: dict[str, str] | None = None, results_dir: str | None = None) -> list[str]:
+    """One line per (suite, method) whose shown ``records`` (:func:`select_current`'s) ran more than one version
+    of the method's code (a plugin edited, then run again on some datasets only: a leaderboard would rank the
+    rows as one method), naming the rows of the older code and the command that runs them again; and one per
+    suite with rows of other pibench code than ``code_version``. ``plugins`` and ``requested`` as for
+    :func:`select_current`, whose choice of the newest code this follows."""
+    plugins, requested = plugins or {}, requested or {}
     lines = []
-    by_method: dict[str, dict[str, list[dict]]] = {}
+    groups: dict[tuple[str, str], dict[str, list[dict]]] = {}
     for record in records:
-        plugin = (record.get("identity") or {}).get("plugin")
-        if plugin:
-            by_method.setdefault(record["method"], {}).setdefault(json.dumps(plugin, sort_keys=True), []).append(record)
-    for method, versions in sorted(by_method.items()):
+        key = (str(record["config"].get("suite")), record["method"])
+        groups.setdefault(key, {}).setdefault(_variant(record)[1], []).append(record)
+    for (suite, method), versions in sorted(groups.items()):
         if len(versions) < 2:
             continue
         loaded = plugins.get(method)
-        current = json.dumps(loaded, sort_keys=True) if loaded is not None and \
-            json.dumps(loaded, sort_keys=True) in versions else \
-            max(versions, key=lambda v: max(r.get("started_at") or "" for r in versions[v]))
+        loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
+        if loaded_json is not None and loaded_json not in versions:
+            rows = [r for rs in versions.values() for r in rs]
+            lines.append(f"{method} ({suite}): its rows ran {len(versions)} versions of its code, none the one "
+                         f"loaded now; run {_rows_named(rows)} again with it loaded: "
+                         f"`{rerun_command(suite, rows, results_dir)}`")
+            continue
+        current = loaded_json if loaded_json is not None else \
+            max(versions, key=lambda v: max(_latest(r, requested) for r in versions[v]))
         older = [r for v, rs in versions.items() if v != current for r in rs]
-        change = describe_change(json.loads(current), (older[0].get("identity") or {}).get("plugin")) or "other code"
-        lines.append(f"{method}: its {_rows_named(older, False)} ran another version of its code than those on "
-                     f"{', '.join(sorted({str(r.get('dataset')) for r in versions[current]}))} "
-                     f"({'as loaded now' if loaded else 'the newest'}; {change.replace('plugin ', 'its ')}): run "
-                     f"them again ({_datasets_named(older)} --methods {method}, with its --plugin file) to compare "
-                     "like with like")
-    other = [r for r in records if (r.get("identity") or {}).get("code", code_version) != code_version]
-    if other:
-        scope = "every row" if len(other) == len(records) else "the " + _rows_named(other)
-        codes = ", ".join(sorted({r["identity"]["code"] for r in other}))
-        lines.append(f"{scope} ran other pibench code ({codes}) than this one ({code_version}): run "
-                     f"{'its suite' if len(other) == len(records) else _datasets_named(other)} again to refresh it")
+        changes = sorted({describe_change(json.loads(current), json.loads(v)) or "other code"
+                          for v in versions if v != current})
+        lines.append(f"{method} ({suite}): {_rows_named(older, among=[r for rs in versions.values() for r in rs])} "
+                     "ran other code than "
+                     f"{'the code loaded now' if loaded_json is not None else 'its newest'} "
+                     f"({', '.join(changes)}); to compare like with like, run them again with that code loaded: "
+                     f"`{rerun_command(suite, older, results_dir)}`")
+    other = [r for r in records if (r.get("identity") or {}).get("code", "") != code_version]
+    for suite in sorted({str(r["config"].get("suite")) for r in other}):
+        mine = [r for r in other if str(r["config"].get("suite")) == suite]
+        codes = ", ".join(sorted({(r.get("identity") or {}).get("code") or "unknown" for r in mine}))
+        whole = len(mine) == sum(str(r["config"].get("suite")) == suite for r in records)
+        lines.append(f"suite {suite}: {'every row' if whole else _rows_named(mine, datasets_only=True)} ran other "
+                     f"pibench code ({codes}) than this one ({code_version}); run "
+                     f"{'it' if whole else 'them'} again to refresh: "
+                     f"`{rerun_command(suite, [] if whole else mine, results_dir)}`")
     return lines
 
 
-def _rows_named(records: list[dict], with_method: bool = True) -> str:
-    """"rows on DATASET (METHOD SETTING, ...); ..." for ``records`` (without the method: "(SETTING, ...)")."""
+def rerun_command(suite: str, records: list[dict], results_dir: str | None = None) -> str:
+    """``pibench run --suite ... --methods ... --datasets ... --alpha ... --results-dir ...``, which runs
+    ``records``' tasks again (the whole suite for none), quoted for a shell; a suite that is not built in is
+    named by a placeholder for its file."""
+    from pibench.benchmarks.suite import builtin_suites
+
+    parts = ["pibench", "run", "--suite"]
+    parts.append(suite if suite in builtin_suites() else f"<the file of suite {suite!r}>")
+    if records:
+        parts += ["--methods", *sorted({str(r["method"]) for r in records})]
+        parts += ["--datasets", *sorted({str(r["dataset"]) for r in records})]
+        parts += ["--alpha", *sorted({f"{float(r['alpha']):g}" for r in records if r.get("alpha") is not None})]
+    if results_dir is not None:
+        parts += ["--results-dir", str(results_dir)]
+    return " ".join(p if p.startswith("<the file") else shlex.quote(p) for p in parts)
+
+
+def _rows_named(records: list[dict], datasets_only: bool = False, among: list[dict] | None = None) -> str:
+    """"the rows on DATASET (SETTING, ...), ..." for ``records``: their alpha too where they, or the rows ``among``
+    which they are, have several; at most :data:`NAMED_AT_MOST` datasets, then how many more."""
+    levels = {r.get("alpha") for r in among or records}
     settings: dict[str, set[str]] = {}
     for record in records:
-        row = f"{record.get('method')} {record.get('setting')}" if with_method else str(record.get("setting"))
+        row = str(record.get("setting") or "default") + (f", alpha {record.get('alpha')}" if len(levels) > 1 else "")
         settings.setdefault(str(record.get("dataset")), set()).add(row)
-    return "rows on " + "; ".join(f"{d} ({', '.join(sorted(s))})" for d, s in sorted(settings.items()))
-
-
-def _datasets_named(records: list[dict]) -> str:
-    """"--datasets A B" of ``records``, as a run selects them again."""
-    return "--datasets " + " ".join(sorted({str(r.get("dataset")) for r in records}))
+    named = [d if datasets_only else f"{d} ({'; '.join(sorted(s))})" for d, s in sorted(settings.items())]
+    more = f" and {len(named) - NAMED_AT_MOST} more" if len(named) > NAMED_AT_MOST else ""
+    return "the rows on " + ", ".join(named[:NAMED_AT_MOST]) + more

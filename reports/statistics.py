@@ -42,6 +42,7 @@ from pibench.reports.bootstrap_ci import (
 )
 from pibench.reports.comparisons import MIN_UNITS, diebold_mariano, mcs_p_values
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
+from pibench.reports.metrics import ORACLE
 from pibench.reports.series_ci import series_ci
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
@@ -282,7 +283,7 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
         losses = {}
     # in the rows' own order (the store's order follows task ids, which change with the code): the MCS's simulated
     # law is drawn per column, so identical predictions give the identical set
-    candidates = sorted((key for key in losses if key[3] != "oracle"), key=lambda key: tuple(map(str, key)))
+    candidates = sorted((key for key in losses if key[3] != ORACLE), key=lambda key: tuple(map(str, key)))
     ref = _reference(candidates, losses, reference)
     kinds = {members[0][1].kind for members in rows.values()}
     dependent = kinds == {"series"}
@@ -407,11 +408,11 @@ def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame]
         if group.reference is not None:
             frames.append(group.table)
     if reference is not None and not frames:
-        names = sorted({r["method"] for r in records} - {"oracle"})
-        if reference.split()[0] == "oracle":
+        names = sorted({r["method"] for r in records} - {ORACLE})
+        if reference.split()[0] == ORACLE:
             raise ValueError(f"reference={reference!r}: the oracle (the true interval) is never the reference; give a "
                              f"method name or 'method setting' of {names}.")
-        settings = sorted({f"{r['method']} {r['setting']}" for r in records if r["method"] != "oracle"})
+        settings = sorted({f"{r['method']} {r['setting']}" for r in records if r["method"] != ORACLE})
         raise ValueError(f"reference={reference!r} is a row of no dataset here: give a method name or "
                          f"'method setting' of {names}.{did_you_mean(reference, names + settings)}")
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pibench.reports.comparisons import MCS_LEVEL, MIN_UNITS
-from pibench.reports.metrics import ROLLING_WINDOW, VOLATILITY_THIRDS
+from pibench.reports.metrics import ORACLE, ROLLING_WINDOW, VOLATILITY_THIRDS
 from pibench.reports.statistics import paired_seeds
 
 KEY_COLUMNS = ["suite", "dataset", "alpha", "method", "setting", "seed"]
@@ -479,7 +479,7 @@ def comparison_tables(groups: dict) -> str:
         table = group.table
         if group.reference is None or len(table) < 2:
             continue
-        ranked = table[table["method"] != "oracle"].assign(rank=lambda t: t["mean_loss"].rank(method="average"))
+        ranked = table[table["method"] != ORACLE].assign(rank=lambda t: t["mean_loss"].rank(method="average"))
         ranks.append(ranked)
         rows = []
         paired = paired_seeds(table)  # None unless some row has seeds another lacks
@@ -495,7 +495,7 @@ def comparison_tables(groups: dict) -> str:
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
         lowest_on = (" on the seeds compared" if paired else "") + (
-            "; the oracle is never the reference" if (table["method"] == "oracle").any() else "")
+            "; the oracle is never the reference" if (table["method"] == ORACLE).any() else "")
         on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on {paired}, the ones every row has; the "
                     "interval score is each row's mean over all its seeds, so a difference need not equal the "
                     "difference of two scores shown." if paired else "")
@@ -520,10 +520,11 @@ def comparison_tables(groups: dict) -> str:
         summary = summary.reset_index().sort_values(["suite", "groups", "mean_rank", "method"],
                                                     ascending=[True, False, True, True])
         summary["in MCS"] = [f"{n} of {d}" for n, d in zip(summary["in_mcs"], summary["groups"])]
-        table = _markdown(summary.drop(columns="in_mcs").rename(columns={"mean_rank": "mean rank, every row"}))
-        parts.append("### Comparisons across datasets: mean rank on the interval score among every row, whatever "
-                     "its coverage (1 = best; a group is a dataset at one level; rows over more groups first; the "
-                     "leaderboard ranks only the rows that cover) and MCS membership\n\n" + table)
+        table = _markdown(summary.drop(columns="in_mcs").rename(columns={"mean_rank": "mean rank, any coverage"}))
+        parts.append("### Comparisons across datasets: mean rank on the interval score among the rows whatever "
+                     "their coverage (1 = best; the oracle unranked; a group is a dataset at one level; rows over "
+                     "more groups first; the leaderboard ranks only the rows that cover) and MCS membership\n\n"
+                     + table)
     return "\n".join(parts)
 
 
@@ -557,6 +558,8 @@ def leaderboard_tables(frame: pd.DataFrame, statistics: pd.DataFrame | None = No
         parts.append(f"### Leaderboard ({suite}, alpha {level:g}): interval score over the best row that covers "
                      f"within {100 * COVERAGE_TOLERANCE:g} points of {100 * (1 - level):g}%, per dataset; mean rank "
                      "among covering rows; rows by the share of their datasets covered, then mean rank (↓ covers "
-                     "more than 2 points less, ↑ more)\n\n"
+                     "more than 2 points less, ↑ more)"
+                     + ("; the oracle, the truth, last and unranked" if (board["method"] == ORACLE).any() else "")
+                     + "\n\n"
                      + _markdown(pd.DataFrame(rows)))
     return "\n".join(parts)

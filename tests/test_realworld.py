@@ -187,3 +187,17 @@ def test_the_oracle_is_shown_but_never_ranked_and_a_ratio_counts_where_a_row_cov
     assert board.loc["m2", "mean_score_ratio"] == pytest.approx((1.1 + 1.0) / 2)
     assert board.loc["m1", "mean_score_ratio"] == pytest.approx(1.0)
     assert board.loc["m3", "mean_score_ratio"] == pytest.approx(1.2)
+
+
+def test_a_dataset_of_the_oracle_alone_keeps_its_column():
+    """Every method failed on a synthetic dataset but the oracle: its ratios are NaN (no best row), and the
+    leaderboard's table and figure looked its column up after pivot_table had dropped it (a KeyError)."""
+    from pibench.reports.summary import leaderboard_tables
+
+    frame = pd.DataFrame([_row("A", "oracle", "", 0.90, 9.0), _row("B", "oracle", "", 0.90, 4.0),
+                          _row("B", "m1", "x", 0.90, 5.0)])
+    board = overall(per_dataset(frame, "s")).set_index("method")
+    assert list(board.columns[-2:]) == ["A", "B"] and math.isnan(board.loc["m1", "A"])
+    assert board.loc["oracle", "B"] == pytest.approx(0.8)
+    table = leaderboard_tables(frame)
+    assert "| m1 | x | 1.0 | 1 of 1 | - | 1.00 |" in table and "the oracle, the truth, last and unranked" in table

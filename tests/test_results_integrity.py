@@ -164,7 +164,11 @@ def test_results_of_other_code_are_flagged_and_superseded(finished, capsys, monk
         monkeypatch.setattr(module, "code_version", lambda: "0.1.0+src.newer")
 
     assert main(["report", "--results-dir", str(results)]) == 0
-    assert "_Rows of other code: every row ran other pibench code" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    stored = records[0]["identity"]["code"]
+    assert f"_Rows of other code: suite csv_trust: every row ran other pibench code ({stored}) than this one " \
+           "(0.1.0+src.newer); run it again to refresh: `pibench run --suite <the file of suite 'csv_trust'> " \
+           f"--results-dir {results}`._" in out
     code, out = run(suite, results, capsys)
     assert code == 0 and "ran 3, skipped 0" in out  # new code, new tasks
     assert main(["report", "--results-dir", str(results)]) == 0

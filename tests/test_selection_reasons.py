@@ -162,3 +162,35 @@ def test_records_of_equal_times_are_chosen_whatever_their_order():
     records = [on("a0", 0, "a"), on("b1", 1, "b")]
     shown = [[r["task_id"] for r in select_current(order, "v1")[0]] for order in (records, records[::-1])]
     assert shown[0] == shown[1]
+
+
+def _record(suite, dataset, method="m", plugin=None, code="v1", alpha=0.1, started="2026-01-01", setting="default"):
+    return {"config": {"suite": suite}, "dataset": dataset, "method": method, "setting": setting, "alpha": alpha,
+            "identity": {"code": code, "plugin": plugin}, "started_at": started, "task_id": f"{suite}{dataset}{alpha}"}
+
+
+def test_the_note_of_rows_of_other_code_by_hand():
+    """mixed_code_notes: per (suite, method), the rows of the older plugin code and the command that runs them
+    again; the code loaded now, where known, is the current one, and a note says when no row ran it; alpha is
+    named where the rows differ by it; labels are quoted for a shell; long lists are cut."""
+    from pibench.reports.selection import mixed_code_notes
+
+    old, new, newer = {"p": "1"}, {"p": "2"}, {"p": "3"}
+    records = [_record("s", "a", plugin=old), _record("s", "b", plugin=new, started="2026-02-01"),
+               _record("t", "a", plugin=old)]  # suite t alone: one version, no note
+    (line,) = mixed_code_notes(records, "v1")
+    assert line == ("m (s): the rows on a (default) ran other code than its newest (plugin source changed: p.py); to "
+                    "compare like with like, run them again with that code loaded: `pibench run --suite <the file "
+                    "of suite 's'> --methods m --datasets a --alpha 0.1`")
+    (line,) = mixed_code_notes(records, "v1", plugins={"m": newer}, results_dir="r")
+    assert line.startswith("m (s): its rows ran 2 versions of its code, none the one loaded now; run the rows on a "
+                           "(default), b (default) again with it loaded: `pibench run --suite <the file of suite 's'> "
+                           "--methods m --datasets a b --alpha 0.1 --results-dir r`")
+    levels = [_record("s", "my series", plugin=old, alpha=0.2), _record("s", "my series", plugin=new, started="2027")]
+    (line,) = mixed_code_notes(levels, "v1")
+    assert "the rows on my series (default, alpha 0.2) ran" in line and "--datasets 'my series' --alpha 0.2`" in line
+    many = [_record("default", f"d{i}", code=None if i == 0 else "v0") for i in range(9)] + [_record("default", "z")]
+    (line,) = mixed_code_notes(many, "v1")
+    assert line == ("suite default: the rows on d0, d1, d2, d3, d4, d5 and 3 more ran other pibench code (unknown, "
+                    "v0) than this one (v1); run them again to refresh: `pibench run --suite default --methods m "
+                    "--datasets d0 d1 d2 d3 d4 d5 d6 d7 d8 --alpha 0.1`")

@@ -11,6 +11,7 @@ from matplotlib.ticker import FormatStrFormatter, NullFormatter
 from pibench.reports.figures.results import StoredResults
 from pibench.reports.figures.style import new_figure, run_labels, text_colour_on
 from pibench.reports.leaderboard import COVERAGE_TOLERANCE, leaderboard_suites, overall, per_dataset
+from pibench.reports.metrics import ORACLE
 
 #: The face of a cell whose row misses the nominal level by more than the tolerance.
 NOT_COVERING = "#DDDDDD"
@@ -20,11 +21,15 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     """One row per (method, setting), best first (:func:`pibench.reports.leaderboard.overall`), one column per
     dataset: the interval score over the best covering row's (1 = the best; log colour scale), the number in
     each cell, a down or up arrow where coverage is more than 2 points short of or over the nominal level, and
-    such a cell grey (a score below the best's bought by missing the level is no win)."""
+    such a cell grey (a score below the best's bought by missing the level is no win). The oracle is left out:
+    the truth, not a contender, its ratio below 1 off the scale."""
     table = per_dataset(results.summary, suite, results.statistics.rows)
     if table.empty or table["dataset"].nunique() < 2:
         return None
     board = overall(table)
+    board = board[board["method"] != ORACLE].reset_index(drop=True)
+    if board.empty:
+        return None
     datasets = sorted(table["dataset"].astype(str).unique())
     values = board[datasets].to_numpy(dtype=float)
     labels = run_labels(board["method"], board["setting"])

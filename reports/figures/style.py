@@ -7,8 +7,11 @@ whether PA, PA-RNN or PA-LSTM; ACI-like methods blue), the marker tells the
 members of a family apart: every built-in method has its own (colour, marker)
 pair, the same in every figure. Methods pibench does not know (plugins) draw
 from other markers (so they never look like a built-in), starting at a stable
-hash of their name; where two of them would look alike in one figure, the later
-one (by name) takes the next free marker (:func:`figure_styles`). Dash patterns,
+hash of their name, and take a colour no other method of the figure has while
+one is free (figures of bands tell methods apart by colour alone), so a plugin's
+colour can differ between figures of other methods; where two of them would
+still look alike, the later one (by name) takes the next free marker
+(:func:`figure_styles`). Dash patterns,
 hollow markers and lighter shades tell the settings of one method apart, in the
 tables' order (:func:`setting_style`).
 """
