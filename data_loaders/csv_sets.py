@@ -88,9 +88,9 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     values = pd.to_numeric(frame[value_column], errors="coerce")
     bad = ~np.isfinite(values.to_numpy(float))
     if bad.any():
-        raise ValueError(f"{path}: {int(bad.sum())} row(s) have a missing or non-numeric {value_column!r} (first "
-                         f"rows {np.flatnonzero(bad)[:5].tolist()}, counted from 0 under the header); clean or drop "
-                         f"them.{comma_hint(frame[value_column].to_numpy()[bad])}")
+        raise ValueError(f"{path}: {int(bad.sum())} row(s) have a missing, infinite or non-numeric "
+                         f"{value_column!r} (first rows {np.flatnonzero(bad)[:5].tolist()}, counted from 0 under the "
+                         f"header); clean or drop them.{comma_hint(frame[value_column].to_numpy()[bad])}")
     check_magnitude(values.to_numpy(float), [value_column], path)
     if np.ptp(values.to_numpy(float)) == 0:  # as a constant series is refused: every band would cover
         raise ValueError(f"{path}: every {value_column!r} is {float(values.iloc[0]):g}; constant sequences have no "
@@ -210,7 +210,13 @@ def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test
     perm = np.random.RandomState(int(replicate)).permutation(n)
     n_cal, n_test = int(round(calibration_fraction * n)), int(round(test * n))
     if min(n_cal, n - n_cal - n_test) < 1 or (test_fraction is not None and n_test < 1):
-        raise ValueError(f"{n} {unit} are too few to split into train, calibration and test parts.")
+        sizes = {"training": n - n_cal - n_test, "calibration": n_cal, "test": n_test if test_fraction else 1}
+        empty = [name for name, size in sizes.items() if size < 1]
+        rounded = [f"{name}_fraction={share} of {n} rounds to 0" for name, share in (
+            ("calibration", calibration_fraction), ("test", test_fraction)) if share and sizes[name] < 1]
+        raise ValueError(f"{n} {unit} leave no {' and no '.join(empty)} part" + (
+            f" ({'; '.join(rounded)}): raise {'it' if len(rounded) == 1 else 'them'} or give more {unit}."
+            if rounded else f": give more {unit}."))
     n_train = n - n_cal - n_test
     return perm[:n_train], perm[n_train:n_train + n_cal], perm[n_train + n_cal:]
 
@@ -262,7 +268,8 @@ def csv_sets_problem(
     short = [str(i) for i, s in zip(ids, sequences) if len(s) < need]
     if short:
         raise ValueError(f"{path}: {len(short)} sequence(s) have fewer than input_length + horizon = {need} steps "
-                         f"(first ids {short[:5]}); drop them or shorten input_length.")
+                         f"(first ids {short[:5]}); drop them, or shorten "
+                         + ("input_length or horizon." if input_length > 1 else "the horizon."))
     values = np.stack([s[-need:] for s in sequences])
     gaps = skipped_steps_note(ids, steps, need, step_column)
     if parts is not None:

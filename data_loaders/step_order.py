@@ -77,6 +77,9 @@ def step_key(column: pd.Series, what: str, path: Path, time_format: str | None =
                          f"{column.iloc[0]!r}{example}); write them alike (YYYY-MM-DD reads one way only), or give "
                          "time_format.")
     row = key.index[key.isna()][0]
+    if key.notna().sum() == 0:  # nothing in it reads as either
+        raise ValueError(f"{path}: {what} holds neither numbers nor dates (row {row} holds {column[row]!r}), so "
+                         f"pibench cannot order the rows by it. {fix}")
     kind = "numbers" if key is numbers else "dates"
     raise ValueError(f"{path}: {what} holds {kind}, but row {row} holds {column[row]!r}, which is neither a number "
                      f"nor a date, so pibench cannot order the rows by it. {fix}")

@@ -46,7 +46,7 @@ from pibench.reports.metrics import ORACLE
 from pibench.reports.series_ci import series_ci
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
-STATS_VERSION = 11
+STATS_VERSION = 10
 ROW_KEYS = ["suite", "dataset", "alpha", "method", "setting"]
 GROUP_KEYS = ["suite", "dataset", "alpha"]
 #: What the summary calls each bootstrapped metric: a set's headline coverage is its joint coverage.
@@ -220,11 +220,11 @@ def row_misses(members: list[RecordStatistics]) -> np.ndarray | None:
     return np.hstack(arrays) if len({a.shape[0] for a in arrays}) == 1 and arrays[0].size else None
 
 
-def row_clusters(members: list[RecordStatistics]) -> np.ndarray:
+def row_clusters(members: list[RecordStatistics], shared: bool = True) -> np.ndarray:
     """A row's clusters: its seeds' summed step by step (sequence by sequence), the seeds of one step one
-    cluster; seeds over other units (never in a row of one dataset) side by side."""
+    cluster; seeds over other units (not ``shared``: a set split by each seed its own way) side by side."""
     arrays = [s.clusters for s in members]
-    if len({a.shape for a in arrays}) == 1:
+    if shared and len({a.shape for a in arrays}) == 1:
         return np.sum(arrays, axis=0)
     return np.concatenate(arrays)
 
@@ -294,7 +294,7 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
         group_seed = _seed_of(json.dumps(sorted(str(_seed_key(k, rows[k])) for k in candidates)))
         kept, p_values = mcs_p_values(matrix, group_seed, dependent)
         mcs = dict(zip(candidates, zip(kept.tolist(), p_values.tolist())))
-    elif len(candidates) == 1:
+    elif len(candidates) == 1 and units >= MIN_UNITS:  # a set of one; on too few units none, as for several
         mcs = {candidates[0]: (True, 1.0)}
     out = []
     for key, members in rows.items():
@@ -380,17 +380,20 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: dict) -> dict:
     kind, stats = members[0][1].kind, [s for _, s in members]
     seed = _seed_of(json.dumps([str(k) for k in _seed_key(key, members)]))
+    # seeds of a generated series each draw their own data; those of a set each their own split (csv_sets)
+    shared = len({json.dumps(r.get("data_fingerprint"), default=str) for r, _ in members}) == 1
+    clusters = row_clusters(stats, shared or kind == "series")  # (a series' steps: one cluster across seeds)
     units = len(row_clusters(stats))  # the seeds' shared steps (sequences, groups) once
-    if kind == "series":  # seeds of a generated series each draw their own data
-        shared = len({json.dumps(r.get("data_fingerprint"), default=str) for r, _ in members}) == 1
+    if kind == "series":
         low, high = series_ci([s.units for s in stats], shared=shared)
         units = units if shared else sum(len(s.clusters) for s in stats)
     else:
         low, high = percentile_ci(seed_replicates([s.units for s in stats], [s.draws for s in stats], seed,
-                                                  group_sizes(stats[0].clusters)))
+                                                  group_sizes(stats[0].clusters), shared=shared))
+        units = len(clusters)
     _exact_where_every_unit_agrees(stats[0].metrics, low, high, units)
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members), **_ci_columns(kind, stats[0].metrics, low, high),
-            **_test_columns(kind, row_clusters(stats), float(key[2]), row_misses(stats)), **mcs}
+            **_test_columns(kind, clusters, float(key[2]), row_misses(stats)), **mcs}
 
 
 def compare(records: list[dict], read_predictions: Callable[[str], pd.DataFrame], reference: str | None = None,

@@ -221,7 +221,8 @@ def test_csv_sets_takes_the_last_steps_of_each_sequence(tmp_path, suffix):
 @pytest.mark.parametrize("change, message", [
     (lambda f: f.rename(columns={"value": "v"}), re.escape("no column(s) ['value']")),
     (lambda f: pd.concat([f, f.iloc[:1]]), "has step 0 twice"),
-    (lambda f: f.assign(value=f["value"].where(f.index != 7, np.nan)), "missing or non-numeric"),
+    (lambda f: f.assign(value=f["value"].where(f.index != 7, np.nan)), "missing, infinite or non-numeric"),
+    (lambda f: f.assign(value=f["value"].where(f.index != 7, np.inf)), "missing, infinite or non-numeric"),
     (lambda f: f.assign(value=f["value"].astype(object).where(f.index != 7, "1,234.5")),
      "Values such as '1,234.5' have a comma inside"),
     (lambda f: f[~((f["id"] == "p2") & (f["step"] > 4))], r"1 sequence\(s\) have fewer than"),
@@ -245,8 +246,8 @@ def test_csv_sets_steps_written_as_dates_are_ordered_as_dates(tmp_path):
     for split in ("train", "calibration", "test"):
         np.testing.assert_array_equal(getattr(a, split).y, getattr(b, split).y)
     frame.assign(step="w" + frame["step"].astype(str)).to_csv(dated, index=False)
-    with pytest.raises(ValueError, match="the step column 'step' holds .* neither a number nor a date"):
-        csv_sets_problem(path=dated, input_length=6, horizon=3)
+    with pytest.raises(ValueError, match="the step column 'step' holds neither numbers nor dates \\(row 0 holds 'w"):
+        csv_sets_problem(path=dated, input_length=6, horizon=3)  # (it said "holds numbers, but row 0 ...")
 
 
 def test_csv_sets_says_where_a_sequences_steps_skip(tmp_path):
@@ -518,3 +519,18 @@ def test_csv_sets_of_one_constant_value_are_refused(tmp_path):
     pd.read_csv(path).assign(value=3.0).to_csv(path, index=False)
     with pytest.raises(ValueError, match="every 'value' is 3; constant sequences have no uncertainty to bound"):
         csv_sets_problem(path=path, input_length=6, horizon=3)
+
+
+def test_a_share_that_rounds_to_no_sequence_is_named():
+    """test_fraction = 0.001 of 300 sequences said "300 sequences are too few to split", blaming the data for a
+    share that rounds to 0."""
+    from pibench.data_loaders.csv_sets import split_by_replicate
+
+    with pytest.raises(ValueError, match=r"^300 sequences leave no test part \(test_fraction=0.001 of 300 rounds to "
+                                         r"0\): raise it or give more sequences\.$"):
+        split_by_replicate(300, 0, 0.2, 0.001)
+    with pytest.raises(ValueError, match=r"^2 groups leave no calibration and no test part \(calibration_fraction="
+                                         r"0.2 of 2 rounds to 0; test_fraction=0.2 of 2 rounds to 0\): raise them"):
+        split_by_replicate(2, 0, 0.2, 0.2, unit="groups")
+    train, calibration, test = split_by_replicate(10, 0, 0.2, 0.2)
+    assert (len(train), len(calibration), len(test)) == (6, 2, 2)
