@@ -28,10 +28,11 @@ seeds and the uncertainty of the test data together. The seeds of a row share th
 sequences, the same data on a real dataset: units drawn apart per seed would average the
 bootstrap's noise away, and seeds that predict alike would look as precise as that many
 datasets (a 90% CI holding the truth 60% of the time for five alike seeds). Where each seed
-splits the data its own way (``csv_sets`` draws its test sequences or groups by the seed),
-unit i of one seed is not unit i of another: a replicate then averages the drawn seeds' own
-replicates (pairing the seeds' groups by position divided one seed's sums by another's
-sizes, and a joint coverage's CI reached 103%).
+splits the data into groups of unequal sizes its own way (``csv_sets`` draws its test groups
+by the seed), group i of one seed is not group i of another: a replicate then averages the
+drawn seeds' own replicates (pairing them by position divided one seed's sums by another's
+sizes, and a joint coverage's CI reached 104%). Sequences, or groups of one size, split anew
+by each seed (COVID's areas) pair as they are: in law the same.
 
 Infinite bounds (ACI with alpha_t <= 0) are capped as in every table
 (:func:`~pibench.reports.metrics.cap_bounds`), so lengths and scores, and their CIs,

@@ -380,17 +380,19 @@ def compute_statistics(records: list[dict], read_predictions: Callable[[str], pd
 def _row_columns(key: tuple, members: list[tuple[dict, RecordStatistics]], mcs: dict) -> dict:
     kind, stats = members[0][1].kind, [s for _, s in members]
     seed = _seed_of(json.dumps([str(k) for k in _seed_key(key, members)]))
-    # seeds of a generated series each draw their own data; those of a set each their own split (csv_sets)
+    # seeds of a generated series each draw their own data; those of a set may each split it their own way
     shared = len({json.dumps(r.get("data_fingerprint"), default=str) for r, _ in members}) == 1
-    clusters = row_clusters(stats, shared or kind == "series")  # (a series' steps: one cluster across seeds)
-    units = len(row_clusters(stats))  # the seeds' shared steps (sequences, groups) once
+    # a set split by each seed into groups of unequal sizes: its seeds' units cannot be paired by position
+    # (sequences, or groups of one size, may: in law the same; COVID's seeds split its areas anew)
+    paired = shared or kind == "series" or all(group_sizes(s.clusters) is None for s in stats)
+    clusters = row_clusters(stats, paired)
+    units = len(clusters)  # the seeds' shared steps (sequences, groups) once
     if kind == "series":
         low, high = series_ci([s.units for s in stats], shared=shared)
         units = units if shared else sum(len(s.clusters) for s in stats)
     else:
         low, high = percentile_ci(seed_replicates([s.units for s in stats], [s.draws for s in stats], seed,
-                                                  group_sizes(stats[0].clusters), shared=shared))
-        units = len(clusters)
+                                                  group_sizes(stats[0].clusters), shared=paired))
     _exact_where_every_unit_agrees(stats[0].metrics, low, high, units)
     return {**dict(zip(ROW_KEYS, key)), "seeds": len(members), **_ci_columns(kind, stats[0].metrics, low, high),
             **_test_columns(kind, clusters, float(key[2]), row_misses(stats)), **mcs}
