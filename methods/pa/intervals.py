@@ -430,8 +430,9 @@ def fit_asymptotic_normal(
         if R + dof_offset >= n * H:
             raise ValueError(
                 f"the model keeps too many weights for n: {R} kept weights for n = {n} training rows"
-                f"{f' x {H} outputs' if H > 1 else ''} (dof_offset = {dof_offset}); sparsify more or train on more "
-                "data"
+                f"{f' x {H} outputs' if H > 1 else ''} (dof_offset = {dof_offset}): the residual variance has no "
+                "degrees of freedom left; use a smaller network (hidden), sparsify more (longer annealing, a wider "
+                "spike s0_init) or train on more data"
             )
         theta = flat.theta0
         with torch.no_grad():
