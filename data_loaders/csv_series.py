@@ -32,6 +32,7 @@ import pandas as pd
 
 from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
+from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.step_order import gap_text, skipped, step_key, step_numbers, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
@@ -169,6 +170,8 @@ def csv_problem(
         problems.append(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
                         f"{did_you_mean(missing[0], frame.columns)}")
     if problems or frame is None:
+        if not path.is_file() and len(problems) == 1:  # the file alone is missing: an optional entry is skipped
+            raise DataNotFoundError(problems[0])
         raise ValueError(" ".join(problems))
     if not features and lags == 0:
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")

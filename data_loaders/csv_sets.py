@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import SetProblem
 from pibench.data_loaders.step_order import gap_text, skipped, step_key, step_numbers, usual_step
 from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
@@ -70,8 +71,8 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
             raise ValueError(f"{role} and {other} both name the column {column!r}: each role needs a column of its "
                              "own.")
     if not path.is_file():
-        raise ValueError(f"sequence file {path} does not exist{where_relative(path)}; give the path of a CSV or "
-                         "parquet file.")
+        raise DataNotFoundError(f"sequence file {path} does not exist{where_relative(path)}; give the path of a CSV "
+                                "or parquet file.")  # (an optional entry is skipped)
     # ids and group labels as the file writes them: 007 is not 7
     frame = read_table(path, text_columns=(id_column, *(c for c in (split_column, group_column) if c)))
     wanted = [id_column, step_column, value_column] + [c for c in (split_column, group_column) if c]

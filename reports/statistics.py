@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,7 +142,7 @@ def _load_cached(path: Path, record: dict) -> RecordStatistics | None:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             arrays = {name: z[name] for name in ("units", "draws", "clusters", "misses")}
-    except (OSError, ValueError, KeyError):
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):  # a torn or empty file: computed again
         return None
     if meta.get("predictions_sha256") != record.get("predictions_sha256") or meta.get("sha256") != _arrays_sha256(
             arrays):

@@ -308,3 +308,31 @@ def test_the_same_csv_reached_by_another_path_gives_the_same_numbers(suite, tmp_
         assert len(results.records) == 4
     for table in tables[1:]:
         pd.testing.assert_frame_equal(table, tables[0])  # coverage, lengths, their CIs and tests
+
+
+def test_an_optional_csv_dataset_whose_file_is_missing_is_skipped_but_a_bad_parameter_is_not(tmp_path, capsys):
+    """optional = true skipped a missing built-in file but refused a missing CSV (the loaders raised a plain
+    ValueError); a CSV entry with a wrong parameter beside the missing file is still refused."""
+    from pibench.cli import main
+
+    suite = tmp_path / "s.toml"
+    entry = '''
+        name = "mine"
+        [[datasets]]
+        name = "ar"
+        params = {{ n_train = 200, n_test = 100 }}
+        [[datasets]]
+        name = "csv"
+        label = "theirs"
+        optional = true
+        params = {{ path = "{path}", target = "y"{extra} }}
+        [[methods]]
+        name = "autoreg"
+        '''
+    suite.write_text(textwrap.dedent(entry.format(path=tmp_path / "absent.csv", extra="")))
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "skipped dataset 'theirs' (optional): CSV file" in out and "ran 1, skipped 0" in out
+    suite.write_text(textwrap.dedent(entry.format(path=tmp_path / "absent.csv", extra=", lags = -1")))
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r2"), "--no-progress"]) == 2
+    assert "lags=-1 must be a whole number >= 0" in capsys.readouterr().err

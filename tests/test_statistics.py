@@ -262,6 +262,12 @@ def test_statistics_repeat_exactly_and_come_from_the_cache(stats_store):
         path.write_bytes(b"not an npz")
     fresh = load_results(folder / "r")
     pd.testing.assert_frame_equal(fresh.statistics.rows, results.statistics.rows)
+    # torn (a zip cut short: BadZipFile) or empty (EOFError): these crashed every report and run of the folder
+    intact = cached[0].read_bytes()
+    for damaged in (intact[: len(intact) // 2], b""):
+        for path in cached:
+            path.write_bytes(damaged)
+        pd.testing.assert_frame_equal(load_results(folder / "r").statistics.rows, results.statistics.rows)
 
 
 def test_the_tables_show_cis_tests_and_comparisons(stats_store):
