@@ -26,7 +26,8 @@ A suite file::
     [quick]                           # suite-level overrides for --quick
     seeds = [0]
 
-An entry's ``quick`` table may set ``skip = true`` to leave it out of --quick. A
+``[quick]`` may set alpha, seeds, protocol and device; an entry changes under --quick by a
+``quick`` table of its own, which may also set ``skip = true`` to leave it out of --quick. A
 dataset entry with ``optional = true`` is skipped, with one line, when its data
 file is not there (a dataset users bring themselves, such as MIMIC-III).
 
@@ -218,6 +219,8 @@ def _check_not_skipped(suite: dict, kind: str, selected: list[str] | None) -> No
 _SUITE_KEYS: dict[str, type | tuple[type, ...]] = {
     "name": str, "description": str, "alpha": (int, float, list), "seeds": list, "protocol": dict, "quick": dict,
     "datasets": list, "methods": list, "device": str}
+#: What the suite-level [quick] table may change (an entry changes by its own quick table).
+_QUICK_SUITE_KEYS = {key: _SUITE_KEYS[key] for key in ("alpha", "seeds", "protocol", "device")}
 _ENTRY_KEYS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "datasets": {"name": str, "label": str, "params": dict, "protocol": dict, "quick": dict, "optional": bool},
     "methods": {"name": str, "setting": str, "params": dict, "grid": dict, "protocol": dict, "datasets": list,
@@ -252,7 +255,12 @@ def _schema_problems(suite: dict) -> list[str]:
     """The suite's keys, types and names (format at the top of this module), every problem."""
     problems = _table_problems(suite, _SUITE_KEYS, "top level")
     quick = suite.get("quick", {})
-    problems += _table_problems(quick if isinstance(quick, dict) else {}, _SUITE_KEYS, "[quick]")
+    entries = {"methods", "datasets"}
+    problems += _table_problems({k: v for k, v in quick.items() if k not in entries} if isinstance(quick, dict)
+                                else {}, _QUICK_SUITE_KEYS, "[quick]")
+    if isinstance(quick, dict) and entries & set(quick):  # they replaced the suite's entries, unchecked
+        problems.append("[quick]: an entry changes under --quick by a quick = { ... } table of its own (quick = "
+                        "{ params = { epochs = 20 } }, or { skip = true }), not by entries in [quick].")
     # a protocol that meets a series dataset is checked with its tasks (every problem of the run in one go);
     # the others here, so that none is dropped unread
     given = suite.get("datasets")
@@ -377,17 +385,19 @@ def _method_dataset_problems(suite: dict) -> list[str]:
     known = {d["name"] for d in suite["datasets"]} | {d.get("label", d["name"]) for d in suite["datasets"]}
     problems = []
     for m in suite["methods"]:
-        if "datasets" not in m:
-            continue
-        chosen = m["datasets"]
-        if not isinstance(chosen, list) or not all(isinstance(x, str) for x in chosen):
-            problems.append(f"method {m['name']!r}: datasets must be a list of dataset names or labels, got "
-                            f"{chosen!r}.")
-            continue
-        unknown = [x for x in chosen if x not in known]
-        if unknown:
-            problems.append(f"method {m['name']!r} names datasets {unknown} that the suite does not have "
-                            f"(names and labels: {sorted(known)}).")
+        quick = m.get("quick") if isinstance(m.get("quick"), dict) else {}
+        for table, where in ((m, ""), (quick, " (its quick table)")):  # --quick's datasets too
+            if "datasets" not in table:
+                continue
+            chosen = table["datasets"]
+            if not isinstance(chosen, list) or not all(isinstance(x, str) for x in chosen):
+                problems.append(f"method {m['name']!r}{where}: datasets must be a list of dataset names or labels, "
+                                f"got {chosen!r}.")
+                continue
+            unknown = [x for x in chosen if x not in known]
+            if unknown:
+                problems.append(f"method {m['name']!r}{where} names datasets {unknown} that the suite does not have "
+                                f"(names and labels: {sorted(known)}).")
     return problems
 
 

@@ -1,6 +1,7 @@
 """Runner: resume after a lost task, determinism across worker counts, failures recorded."""
 
 import json
+import re
 import textwrap
 
 import numpy as np
@@ -336,3 +337,24 @@ def test_an_optional_csv_dataset_whose_file_is_missing_is_skipped_but_a_bad_para
     suite.write_text(textwrap.dedent(entry.format(path=tmp_path / "absent.csv", extra=", lags = -1")))
     assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r2"), "--no-progress"]) == 2
     assert "lags=-1 must be a whole number >= 0" in capsys.readouterr().err
+
+
+def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
+    """[[quick.methods]] replaced the suite's method entries unchecked (a misspelt grid ran the defaults), [quick]
+    took a quick table of its own, and a method's quick datasets went unchecked (it ran on nothing, no word)."""
+    from pibench.benchmarks.suite import load_suite
+
+    head = 'name = "q"\n[[datasets]]\nname = "ar"\n[[methods]]\nname = "autoreg"\n'
+    cases = {
+        '[[quick.methods]]\nname = "autoreg"\ngird = { lags = [1, 2] }\n':
+            "[quick]: an entry changes under --quick by a quick = { ... } table of its own",
+        '[quick]\nquick = { whatever = 1 }\n': "[quick]: unknown key 'quick'; allowed keys: alpha, seeds, protocol, "
+                                              "device.",
+    }
+    for tail, message in cases.items():
+        (tmp_path / "q.toml").write_text(head + tail)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            load_suite(tmp_path / "q.toml")
+    (tmp_path / "q.toml").write_text(head + 'quick = { datasets = ["nope"] }\n')
+    with pytest.raises(ValueError, match=re.escape("method 'autoreg' (its quick table) names datasets ['nope']")):
+        load_suite(tmp_path / "q.toml")
