@@ -255,10 +255,10 @@ def _schema_problems(suite: dict) -> list[str]:
     """The suite's keys, types and names (format at the top of this module), every problem."""
     problems = _table_problems(suite, _SUITE_KEYS, "top level")
     quick = suite.get("quick", {})
-    entries = {"methods", "datasets"}
-    problems += _table_problems({k: v for k, v in quick.items() if k not in entries} if isinstance(quick, dict)
+    entry_kinds = {"methods", "datasets"}
+    problems += _table_problems({k: v for k, v in quick.items() if k not in entry_kinds} if isinstance(quick, dict)
                                 else {}, _QUICK_SUITE_KEYS, "[quick]")
-    if isinstance(quick, dict) and entries & set(quick):  # they replaced the suite's entries, unchecked
+    if isinstance(quick, dict) and entry_kinds & set(quick):  # they replaced the suite's entries, unchecked
         problems.append("[quick]: an entry changes under --quick by a quick = { ... } table of its own (quick = "
                         "{ params = { epochs = 20 } }, or { skip = true }), not by entries in [quick].")
     # a protocol that meets a series dataset is checked with its tasks (every problem of the run in one go);
