@@ -321,6 +321,18 @@ def with_volatility_thirds(rows: pd.DataFrame) -> pd.DataFrame:
     return rows[rows[present].notna().any(axis=1)] if present else rows.iloc[:0]
 
 
+def thirds_of_one_scale(rows: pd.DataFrame) -> tuple[pd.DataFrame, bool]:
+    """(``rows`` with the volatility thirds blank in the rows (suite, dataset, alpha, method, setting) whose seeds
+    ranked their steps by different scales (``volatility_source``: the oracle's for one seed, a rolling one for
+    another, as each test span allowed), whether any was): their seed means would average two quantities."""
+    if "volatility_source" not in rows or rows.empty:
+        return rows, False
+    keys = [k for k in KEY_COLUMNS[:-1] if k in rows]
+    mixed = rows.groupby(keys, dropna=False)["volatility_source"].transform(lambda v: v.astype(str).nunique()) > 1
+    thirds = [c for c in (*VOLATILITY_THIRDS, "length_ratio_vol_low", "length_ratio_vol_high") if c in rows]
+    return rows.assign(**{c: rows[c].where(~mixed) for c in thirds}), bool(mixed.any())
+
+
 def conditional_table(frame: pd.DataFrame) -> str:
     """Where series intervals fail (seed means, in %): coverage over the test steps ranked by volatility
     (thirds: the oracle's scale where known, else a causal rolling robust scale of the target), the worst
@@ -331,6 +343,7 @@ def conditional_table(frame: pd.DataFrame) -> str:
     if ok.empty:
         return ""
     ratio = [c for c in ORACLE_RATIO if c in ok and ok[c].notna().any()]
+    ok, mixed = thirds_of_one_scale(ok)
     table = _seed_means(ok, list(CONDITIONAL) + ratio).drop(columns="device")
     for column in CONDITIONAL:  # percentages to 2 decimals, as the main table's coverage
         table[column] = [format_number(100 * v, 2) if math.isfinite(v) else "-" for v in table[column]]
@@ -339,7 +352,11 @@ def conditional_table(frame: pd.DataFrame) -> str:
     return ("### Conditional coverage: where the intervals fail (volatility thirds by the oracle's scale where "
             "known, else a causal rolling robust scale; equal values stay in one third, so a two-valued scale has no "
             f"middle one; worst window: over {ROLLING_WINDOW} test steps, - for a shorter test span)\n\n"
-            + _markdown(table))
+            + _markdown(table)
+            + ("\n_- in a row's thirds: its seeds ranked their steps by different scales (summary.csv's "
+               "volatility_source: the oracle's for one, a rolling one for another, as each seed's test span "
+               "allowed), whose thirds are not one quantity; each seed's are in summary.csv._\n"
+               if mixed else ""))
 
 
 def _alpha_of(rows: pd.DataFrame) -> float | None:

@@ -341,3 +341,23 @@ def test_the_worst_window_is_blank_where_the_test_span_is_shorter_than_the_windo
              if line.startswith("| d |")}
     assert cells["short"] == "-" and float(cells["long"]) == pytest.approx(100 * rows[1]["worst_rolling_coverage"],
                                                                           abs=1e-3)
+
+
+def test_a_row_whose_seeds_ranked_by_different_scales_shows_no_thirds(tmp_path, capsys):
+    """A short regime test span: seed 0 saw both regimes (the oracle's two-valued scale, no middle third), seed 1
+    one regime (a rolling scale). The row averaged calm and volatile thirds of the two and showed seed 1's middle
+    third alone, as 'seeds 2'; now its thirds are '-' with a line saying why, and the figure leaves it out."""
+    suite = tmp_path / "cc.toml"
+    suite.write_text('name = "cc"\nseeds = [0, 1]\nprotocol = { kind = "offline", window = 300 }\n[[datasets]]\n'
+                     'name = "regime"\nlabel = "regime_short"\nparams = { n_test = 400 }\n[[methods]]\n'
+                     'name = "autoreg"\nparams = { lags = 1 }\n')
+    assert main(["run", "--suite", str(suite), "--results-dir", str(tmp_path / "r"), "--no-progress"]) == 0
+    summary = pd.read_csv(tmp_path / "r" / "summary.csv")
+    assert summary["volatility_source"].astype(str).nunique() == 2  # the case this is about (the label seeds the data)
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if line.startswith("| regime_short | autoreg |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[5:8] == ["-", "-", "-"] and "its seeds ranked their steps by different scales" in out
+    from pibench import load_results
+
+    assert not [n for n in load_results(tmp_path / "r").figure_names if n.startswith("conditional")]

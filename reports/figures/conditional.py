@@ -15,7 +15,7 @@ from pibench.reports.figures.style import (
     run_labels,
     setting_style,
 )
-from pibench.reports.summary import with_volatility_thirds
+from pibench.reports.summary import thirds_of_one_scale, with_volatility_thirds
 
 THIRDS = (("coverage_vol_low", "calm third"), ("coverage_vol_mid", "middle third"),
           ("coverage_vol_high", "volatile third"))
@@ -23,7 +23,7 @@ THIRDS = (("coverage_vol_low", "calm third"), ("coverage_vol_mid", "middle third
 
 def conditional_datasets(results: StoredResults) -> list[tuple[str, str]]:
     """(suite, dataset) pairs with finished series rows that carry coverage by volatility third."""
-    rows = with_volatility_thirds(results.finished())
+    rows = with_volatility_thirds(thirds_of_one_scale(results.finished())[0])
     return sorted({(s, d) for s, d in zip(rows["suite"], rows["dataset"])})
 
 
@@ -31,7 +31,8 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     """Coverage (%) by volatility third, one line per (method, setting) over its seed means, the oracle
     (where the dataset has one) in grey and thick, the nominal level dashed; a line drawn over an equal one
     names it in the legend."""
-    rows = with_volatility_thirds(results.finished(suite=suite, dataset=dataset))
+    # (seeds that ranked their steps by different scales have no thirds to average: left out)
+    rows = with_volatility_thirds(thirds_of_one_scale(results.finished(suite=suite, dataset=dataset))[0])
     if rows.empty:
         return None
     means = rows.groupby(["method", "setting"], sort=True)[[c for c, _ in THIRDS]].mean()
