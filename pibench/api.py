@@ -245,10 +245,11 @@ class Results:
         (:func:`~pibench.reports.selection.mixed_code_notes`)."""
         from pibench.benchmarks.provenance import code_version
         from pibench.benchmarks.store import ResultsStore
+        from pibench.benchmarks.suite import builtin_suites
         from pibench.reports.selection import mixed_code_notes
 
         return mixed_code_notes(self.records, code_version(), _loaded_plugin_code(self.records),
-                                ResultsStore(self.results_dir).requested(), str(self.results_dir))
+                                ResultsStore(self.results_dir).requested(), str(self.results_dir), builtin_suites())
 
     def _mixed_code_section(self) -> str:
         lines = self.mixed_code()
@@ -260,13 +261,14 @@ class Results:
         if self.records:
             return None
         from pibench.benchmarks.store import ResultsStore
+        from pibench.benchmarks.suite import builtin_suites
         from pibench.reports.selection import rerun_command
 
         reasons = (f" ({len(self.left_out)} file(s) there could not be used: {self.left_out[0]}, ...)"
                    if self.left_out else "")
         suites = ResultsStore(self.results_dir).stored_suites()
         if len(suites) == 1:
-            command = rerun_command(suites[0], [], str(self.results_dir))
+            command = rerun_command(suites[0], [], str(self.results_dir), builtin_suites())
         elif suites:
             command = f"pibench run --suite SUITE --results-dir {self.results_dir}"
             reasons += f"; its records come from suites {', '.join(suites)}"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,12 +184,14 @@ NAMED_AT_MOST = 6
 
 
 def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None,
-                     requested: dict[str, str] | None = None, results_dir: str | None = None) -> list[str]:
+                     requested: dict[str, str] | None = None, results_dir: str | None = None,
+                     builtin: Collection[str] = ()) -> list[str]:
     """One line per (suite, method) whose shown ``records`` (:func:`select_current`'s) ran more than one version
     of the method's code (a plugin edited, then run again on some datasets only: a leaderboard would rank the
     rows as one method), naming the rows of the older code and the command that runs them again; and one per
     suite with rows of other pibench code than ``code_version``. ``plugins`` and ``requested`` as for
-    :func:`select_current`, whose choice of the newest code this follows."""
+    :func:`select_current`, whose choice of the newest code this follows; ``builtin`` the built-in suites'
+    names (:func:`rerun_command`)."""
     plugins, requested = plugins or {}, requested or {}
     lines = []
     groups: dict[tuple[str, str], dict[str, list[dict]]] = {}
@@ -204,7 +207,7 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
             rows = [r for rs in versions.values() for r in rs]
             lines.append(f"{method} ({suite}): its rows ran {len(versions)} versions of its code, none the one "
                          f"loaded now; run {_rows_named(rows)} again with it loaded: "
-                         f"`{rerun_command(suite, rows, results_dir)}`")
+                         f"`{rerun_command(suite, rows, results_dir, builtin)}`")
             continue
         current = loaded_json if loaded_json is not None else \
             max(versions, key=lambda v: max(_latest(r, requested) for r in versions[v]))
@@ -215,7 +218,7 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
                      "ran other code than "
                      f"{'the code loaded now' if loaded_json is not None else 'its newest'} "
                      f"({', '.join(changes)}); to compare like with like, run them again with that code loaded: "
-                     f"`{rerun_command(suite, older, results_dir)}`")
+                     f"`{rerun_command(suite, older, results_dir, builtin)}`")
     other = [r for r in records if (r.get("identity") or {}).get("code", "") != code_version]
     for suite in sorted({str(r["config"].get("suite")) for r in other}):
         mine = [r for r in other if str(r["config"].get("suite")) == suite]
@@ -224,18 +227,17 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         lines.append(f"suite {suite}: {'every row' if whole else _rows_named(mine, datasets_only=True)} ran other "
                      f"pibench code ({codes}) than this one ({code_version}); run "
                      f"{'it' if whole else 'them'} again to refresh: "
-                     f"`{rerun_command(suite, [] if whole else mine, results_dir)}`")
+                     f"`{rerun_command(suite, [] if whole else mine, results_dir, builtin)}`")
     return lines
 
 
-def rerun_command(suite: str, records: list[dict], results_dir: str | None = None) -> str:
+def rerun_command(suite: str, records: list[dict], results_dir: str | None = None,
+                  builtin: Collection[str] = ()) -> str:
     """``pibench run --suite ... --methods ... --datasets ... --alpha ... --results-dir ...``, which runs
-    ``records``' tasks again (the whole suite for none), quoted for a shell; a suite that is not built in is
-    named by a placeholder for its file."""
-    from pibench.benchmarks.suite import builtin_suites
-
+    ``records``' tasks again (the whole suite for none), quoted for a shell; a suite not among the ``builtin``
+    names is named by a placeholder for its file."""
     parts = ["pibench", "run", "--suite"]
-    parts.append(suite if suite in builtin_suites() else f"<the file of suite {suite!r}>")
+    parts.append(suite if suite in builtin else f"<the file of suite {suite!r}>")
     if records:
         parts += ["--methods", *sorted({str(r["method"]) for r in records})]
         parts += ["--datasets", *sorted({str(r["dataset"]) for r in records})]

@@ -190,7 +190,7 @@ def test_the_note_of_rows_of_other_code_by_hand():
     (line,) = mixed_code_notes(levels, "v1")
     assert "the rows on my series (default, alpha 0.2) ran" in line and "--datasets 'my series' --alpha 0.2`" in line
     many = [_record("default", f"d{i}", code=None if i == 0 else "v0") for i in range(9)] + [_record("default", "z")]
-    (line,) = mixed_code_notes(many, "v1")
+    (line,) = mixed_code_notes(many, "v1", builtin=["default"])
     assert line == ("suite default: the rows on d0, d1, d2, d3, d4, d5 and 3 more ran other pibench code (unknown, "
                     "v0) than this one (v1); run them again to refresh: `pibench run --suite default --methods m "
                     "--datasets d0 d1 d2 d3 d4 d5 d6 d7 d8 --alpha 0.1`")
