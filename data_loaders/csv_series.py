@@ -144,7 +144,8 @@ def csv_problem(
     """A single series from ``path``: y = ``target``; X = ``features`` then ``lags`` target lags (module doc)."""
     path = Path(path).expanduser()
     problems = []  # every problem of the parameters at once, then those of the file's columns
-    if not path.is_file():
+    exists = path.is_file()
+    if not exists:
         problems.append(f"CSV file {path} does not exist{where_relative(path)}; give the path of a readable file.")
     if isinstance(lags, bool) or not isinstance(lags, int) or lags < 0:
         problems.append(f"lags={lags!r} must be a whole number >= 0 (0: no target lags, features only).")
@@ -158,7 +159,7 @@ def csv_problem(
     if time_format is not None and time is None:
         problems.append(f"time_format={time_format!r} reads the time column: give time (its name) too.")
     frame = None
-    if path.is_file():
+    if exists:
         try:
             frame = read_table(path)
         except ValueError as exc:  # an unreadable file: said with the parameters' problems
@@ -170,7 +171,7 @@ def csv_problem(
         problems.append(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
                         f"{did_you_mean(missing[0], frame.columns)}")
     if problems or frame is None:
-        if not path.is_file() and len(problems) == 1:  # the file alone is missing: an optional entry is skipped
+        if not exists and len(problems) == 1:  # the file alone is missing: an optional entry is skipped
             raise DataNotFoundError(problems[0])
         raise ValueError(" ".join(problems))
     if not features and lags == 0:

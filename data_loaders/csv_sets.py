@@ -211,10 +211,10 @@ def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test
     perm = np.random.RandomState(int(replicate)).permutation(n)
     n_cal, n_test = int(round(calibration_fraction * n)), int(round(test * n))
     if min(n_cal, n - n_cal - n_test) < 1 or (test_fraction is not None and n_test < 1):
-        sizes = {"training": n - n_cal - n_test, "calibration": n_cal, "test": n_test if test_fraction else 1}
+        sizes = {"training": n - n_cal - n_test, "calibration": n_cal, **({"test": n_test} if test_fraction else {})}
+        shares = {"calibration": calibration_fraction, "test": test_fraction}
         empty = [name for name, size in sizes.items() if size < 1]
-        rounded = [f"{name}_fraction={share} of {n} rounds to 0" for name, share in (
-            ("calibration", calibration_fraction), ("test", test_fraction)) if share and sizes[name] < 1]
+        rounded = [f"{name}_fraction={shares[name]} of {n} rounds to 0" for name in empty if name in shares]
         raise ValueError(f"{n} {unit} leave no {' and no '.join(empty)} part" + (
             f" ({'; '.join(rounded)}): raise {'it' if len(rounded) == 1 else 'them'} or give more {unit}."
             if rounded else f": give more {unit}."))

@@ -75,19 +75,19 @@ class AutoRegInterval(IntervalMethod):
             raise TypeError(f"{self.name} fits a series window only; it takes no calibration set.")
         self.check_params()
         self.check_window(data.n_steps)
-        G = data.y.shape[1]
-        self.n_singular_ = getattr(self, "n_singular_", 0)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", SingularMatrixWarning)
-            self._fit_groups(data, G)
-        for warning in caught:  # counted in diagnostics(); any other warning is shown as it was
-            if not issubclass(warning.category, SingularMatrixWarning):
+            self._fit_groups(data)
+        singular = [w for w in caught if issubclass(w.category, SingularMatrixWarning)]
+        for warning in caught:  # the singular fits are counted in diagnostics(); any other warning is shown
+            if warning not in singular:
                 warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-        self.n_singular_ += int(any(issubclass(w.category, SingularMatrixWarning) for w in caught))
+        self.n_singular_ = getattr(self, "n_singular_", 0) + bool(singular)
         return self
 
-    def _fit_groups(self, data: SeriesData, G: int) -> None:
-        """The lags, coefficients, constant and sigma of each of the ``G`` series of the window (module docstring)."""
+    def _fit_groups(self, data: SeriesData) -> None:
+        """The lags, coefficients, constant and sigma of each series of the window (module docstring)."""
+        G = data.y.shape[1]
         self.lag_lists_ = [self._lag_list(data.y[:, g]) for g in range(G)]
         p = max(max(lags, default=0) for lags in self.lag_lists_)
         self.coef_ = np.zeros((G, p))  # coefficient of lag j at column j - 1 (0 where not selected)

@@ -194,17 +194,19 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
     names (:func:`rerun_command`)."""
     plugins, requested = plugins or {}, requested or {}
     lines = []
+    by_suite: dict[str, list[dict]] = {}
     groups: dict[tuple[str, str], dict[str, list[dict]]] = {}
     for record in records:
-        key = (str(record["config"].get("suite")), record["method"])
-        groups.setdefault(key, {}).setdefault(_variant(record)[1], []).append(record)
+        suite = str(record["config"].get("suite"))
+        by_suite.setdefault(suite, []).append(record)
+        groups.setdefault((suite, record["method"]), {}).setdefault(_variant(record)[1], []).append(record)
     for (suite, method), versions in sorted(groups.items()):
         if len(versions) < 2:
             continue
+        rows = [r for rs in versions.values() for r in rs]
         loaded = plugins.get(method)
         loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
         if loaded_json is not None and loaded_json not in versions:
-            rows = [r for rs in versions.values() for r in rs]
             lines.append(f"{method} ({suite}): its rows ran {len(versions)} versions of its code, none the one "
                          f"loaded now; run {_rows_named(rows)} again with it loaded: "
                          f"`{rerun_command(suite, rows, results_dir, builtin)}`")
@@ -214,20 +216,20 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         older = [r for v, rs in versions.items() if v != current for r in rs]
         changes = sorted({describe_change(json.loads(current), json.loads(v)) or "other code"
                           for v in versions if v != current})
-        lines.append(f"{method} ({suite}): {_rows_named(older, among=[r for rs in versions.values() for r in rs])} "
-                     "ran other code than "
+        lines.append(f"{method} ({suite}): {_rows_named(older, among=rows)} ran other code than "
                      f"{'the code loaded now' if loaded_json is not None else 'its newest'} "
                      f"({', '.join(changes)}); to compare like with like, run them again with that code loaded: "
                      f"`{rerun_command(suite, older, results_dir, builtin)}`")
-    other = [r for r in records if (r.get("identity") or {}).get("code", "") != code_version]
-    for suite in sorted({str(r["config"].get("suite")) for r in other}):
-        mine = [r for r in other if str(r["config"].get("suite")) == suite]
-        codes = ", ".join(sorted({(r.get("identity") or {}).get("code") or "unknown" for r in mine}))
-        whole = len(mine) == sum(str(r["config"].get("suite")) == suite for r in records)
-        lines.append(f"suite {suite}: {'every row' if whole else _rows_named(mine, datasets_only=True)} ran other "
+    for suite, rows in sorted(by_suite.items()):
+        other = [r for r in rows if _variant(r)[0] != code_version]
+        if not other:
+            continue
+        whole = len(other) == len(rows)
+        codes = ", ".join(sorted({_variant(r)[0] or "unknown" for r in other}))
+        lines.append(f"suite {suite}: {'every row' if whole else _rows_named(other, datasets_only=True)} ran other "
                      f"pibench code ({codes}) than this one ({code_version}); run "
                      f"{'it' if whole else 'them'} again to refresh: "
-                     f"`{rerun_command(suite, [] if whole else mine, results_dir, builtin)}`")
+                     f"`{rerun_command(suite, [] if whole else other, results_dir, builtin)}`")
     return lines
 
 
