@@ -23,11 +23,11 @@ from typing import NamedTuple
 from pibench.benchmarks.protocols import SeriesSchedule, check_protocol, series_schedule
 from pibench.benchmarks.provenance import code_version
 from pibench.benchmarks.shipping import ship
-from pibench.benchmarks.suite import RUNNER_SET, Task, check_runner_set
+from pibench.benchmarks.suite import RUNNER_SET, Task, build_tasks, check_runner_set, has_quick_variant, load_suite
 from pibench.data_loaders.fingerprint import metadata_digest, problem_fingerprint, sha256_of, source_files
 from pibench.data_loaders.paths import DATASET_FILES, DataNotFoundError, data_path, unpublished_file_line
 from pibench.data_loaders.problems import Problem, SeriesProblem, SetProblem
-from pibench.data_loaders.registry import load_dataset
+from pibench.data_loaders.registry import check_dataset_params, load_dataset
 from pibench.data_loaders.validation import UnknownParameters, did_you_mean
 from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
 from pibench.methods.catalog import get_method
@@ -440,6 +440,52 @@ def _protocol_problems(tasks: list[Task], problems: dict[str, None]) -> set[str]
             problems[f"protocol {protocol} ({_who(some)}): {_message(exc)}"] = None
             wrong.add(text)
     return wrong
+
+
+def _static_problems(tasks: list[Task]) -> dict[str, None]:
+    """The problems of ``tasks`` that need no data: each dataset entry's parameters (names, types, presence),
+    each series protocol, each method setting's parameters (types, ranges), as the registered classes check
+    them (nothing is imported again)."""
+    problems: dict[str, None] = {}
+    classes = {}
+    for name in dict.fromkeys(t.config["method"]["name"] for t in tasks):
+        try:
+            classes[name] = get_method(name)
+        except Exception as exc:
+            problems[f"method {name!r}: {_message(exc)}"] = None
+    _protocol_problems(tasks, problems)
+    for task in {(t.config["dataset"]["label"], json.dumps(t.config["dataset"]["params"], sort_keys=True)): t
+                 for t in tasks}.values():
+        d = task.config["dataset"]
+        try:
+            check_dataset_params(d["name"], d["params"])
+        except ValueError as exc:
+            problems[_about_dataset(d["label"], exc)] = None
+    _check_methods(list({(t.config["method"]["name"], t.config["setting"], t.config["alpha"]): t
+                         for t in tasks}.values()), classes, problems)
+    return problems
+
+
+def other_variant_problems(suite, quick: bool, methods: list[str] | None = None,
+                           datasets: list[str] | None = None) -> list[str]:
+    """The problems of a suite file's other variant (its --quick variant on a full run, the full one under
+    --quick) that need no data, beyond those of the variant run, for the entries of the methods and datasets
+    selected (names or labels; default all): a wrong value in a quick table is said on the first run of the
+    file, not at the first --quick run."""
+    if not has_quick_variant(load_suite(suite)):
+        return []
+
+    def problems_of(variant_quick: bool) -> dict[str, None]:
+        try:
+            tasks = build_tasks(load_suite(suite, quick=variant_quick))
+        except ValueError as exc:
+            return {_message(exc): None}
+        return _static_problems([t for t in tasks if (not methods or t.config["method"]["name"] in methods) and (
+            not datasets or {t.config["dataset"]["name"], t.config["dataset"]["label"]} & set(datasets))])
+
+    other, known = problems_of(not quick), problems_of(quick)
+    name = "the full variant (without --quick)" if quick else "the --quick variant"
+    return [f"{name}: {line}" for line in other if line not in known]
 
 
 def _who(tasks: list[Task]) -> str:

@@ -54,6 +54,7 @@ from pibench.data_loaders.fingerprint import seeded_dataset
 from pibench.data_loaders.registry import DATASETS, check_dataset_name, parse_dataset_arg, required_params
 from pibench.data_loaders.validation import check_alpha, did_you_mean
 from pibench.methods.catalog import get_method
+from pibench.methods.device import DEVICE_CHOICES
 
 DEFAULT_SUITE = "default"
 
@@ -199,6 +200,12 @@ def load_suite(name_or_path: str | os.PathLike | None, quick: bool = False) -> d
     return suite
 
 
+def has_quick_variant(suite: dict) -> bool:
+    """Whether a suite (loaded without --quick) changes under --quick: a [quick] table or an entry's quick table."""
+    return bool(suite.get("quick")) or any(entry.get("quick") for key in ("datasets", "methods")
+                                           for entry in suite[key])
+
+
 #: The suite key (set by load_suite, never in a file): the number in the file of each method entry, in order.
 ENTRY_NUMBERS = "_method_entry_numbers"
 #: The suite key (set by load_suite, never in a file) listing the entries --quick leaves out.
@@ -272,6 +279,9 @@ def _schema_problems(suite: dict) -> list[str]:
             problems += [f"{where}: {p}" for p in _checked(check_seeds, table["seeds"])]
         if isinstance(table.get("alpha"), (int, float, list)) and not isinstance(table.get("alpha"), bool):
             problems += [f"{where}: {p}" for p in _checked(check_alphas, table["alpha"])]
+        if isinstance(table.get("device"), str) and table["device"] not in DEVICE_CHOICES:
+            problems.append(f"{where}: device = {table['device']!r} must be one of {', '.join(DEVICE_CHOICES)} (auto: "
+                            "cuda where torch sees a GPU, else cpu).")
     for kind, allowed in _ENTRY_KEYS.items():
         entries = suite.get(kind)
         if not entries or not isinstance(entries, list):

@@ -347,12 +347,17 @@ def suite_tasks(suite: str | Path | None = None, *, methods: list[str] | None = 
                 datasets: list[str] | None = None, seeds: list[int] | None = None,
                 alpha: float | list[float] | None = None, quick: bool = False) -> tuple[dict, list]:
     """(the suite as loaded, its tasks): what :func:`run` would run, checked, nothing computed."""
+    from pibench.benchmarks.preflight import SetupError, other_variant_problems
     from pibench.benchmarks.suite import build_tasks, load_suite
 
     if not isinstance(quick, bool):
         raise ValueError(f"quick={quick!r} must be True or False.")
     loaded = load_suite(suite, quick=quick)
-    return loaded, build_tasks(loaded, methods=methods, datasets=datasets, seeds=seeds, alpha=alpha)
+    tasks = build_tasks(loaded, methods=methods, datasets=datasets, seeds=seeds, alpha=alpha)
+    problems = other_variant_problems(suite, quick, methods, datasets)
+    if problems:
+        raise SetupError(problems)
+    return loaded, tasks
 
 
 ERRORS = ("warn", "raise", "ignore")

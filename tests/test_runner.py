@@ -339,6 +339,32 @@ def test_an_optional_csv_dataset_whose_file_is_missing_is_skipped_but_a_bad_para
     assert "lags=-1 must be a whole number >= 0" in capsys.readouterr().err
 
 
+def test_a_wrong_value_of_one_variant_is_said_on_a_run_of_the_other(tmp_path):
+    """A quick table's parameter of the wrong type was found only by the first --quick run (a full run of hours
+    went by first), and a full-only one only without --quick; each is said on a run of either, once."""
+    from pibench.api import suite_tasks
+    from pibench.benchmarks.preflight import SetupError
+
+    head = 'name = "q"\nseeds = [0]\n'
+    (tmp_path / "q.toml").write_text(head + '[[datasets]]\nname = "ar"\nquick = { params = { n_test = "many" } }\n'
+                                     '[[methods]]\nname = "aci"\nquick = { params = { gamma = "x" } }\n')
+    with pytest.raises(SetupError) as refused:
+        suite_tasks(tmp_path / "q.toml")
+    assert refused.value.problems == [
+        "the --quick variant: dataset 'ar': parameter n_test = 'many' must be int.",
+        "the --quick variant: method 'aci' (default; [[methods]] entry 1): parameter gamma='x' must be float."]
+    (tmp_path / "f.toml").write_text(head + '[[datasets]]\nname = "ar"\n[[methods]]\nname = "aci"\n'
+                                     'params = { gamma = -1 }\nquick = { params = { gamma = 0.01 } }\n'
+                                     '[[methods]]\nname = "nexcp"\nparams = { decay = 2.0 }\n')
+    with pytest.raises(SetupError) as refused:
+        suite_tasks(tmp_path / "f.toml", quick=True)
+    assert len(refused.value.problems) == 1  # nexcp's decay is wrong in both: the quick run's own preflight says it
+    assert refused.value.problems[0].startswith("the full variant (without --quick): method 'aci' (default; "
+                                                "[[methods]] entry 1): gamma=-1")
+    _, tasks = suite_tasks(tmp_path / "f.toml", methods=["nexcp"], quick=True)  # a selection: its entries alone
+    assert [t.config["method"]["name"] for t in tasks] == ["nexcp"]
+
+
 def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
     """[[quick.methods]] replaced the suite's method entries unchecked (a misspelt grid ran the defaults), [quick]
     took a quick table of its own, and a method's quick datasets went unchecked (it ran on nothing, no word)."""
@@ -350,6 +376,7 @@ def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
             "[quick]: an entry changes under --quick by a quick = { ... } table of its own",
         '[quick]\nquick = { whatever = 1 }\n': "[quick]: unknown key 'quick'; allowed keys: alpha, seeds, protocol, "
                                               "device.",
+        '[quick]\ndevice = "gpu"\n': "[quick]: device = 'gpu' must be one of cpu, cuda, auto",
     }
     for tail, message in cases.items():
         (tmp_path / "q.toml").write_text(head + tail)
@@ -357,4 +384,7 @@ def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
             load_suite(tmp_path / "q.toml")
     (tmp_path / "q.toml").write_text(head + 'quick = { datasets = ["nope"] }\n')
     with pytest.raises(ValueError, match=re.escape("method 'autoreg' (its quick table) names datasets ['nope']")):
+        load_suite(tmp_path / "q.toml")
+    (tmp_path / "q.toml").write_text('device = "GPU"\n' + head)  # the file named, where the runner said device= alone
+    with pytest.raises(ValueError, match=re.escape(f"suite {tmp_path / 'q.toml'}: top level: device = 'GPU' must be")):
         load_suite(tmp_path / "q.toml")
