@@ -26,6 +26,7 @@ The test sequences' ids travel with the problem, so stored predictions name them
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -172,8 +173,9 @@ def _parts(groups, split_column: str, path: Path) -> np.ndarray:
     return parts
 
 
-def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path) -> np.ndarray:
-    """Positions in ``ids`` of the ids listed in ``path`` (a CSV with ``id_column``, or one id per line)."""
+def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path) -> tuple[np.ndarray, str | None]:
+    """Positions in ``ids`` of the ids listed in ``path`` (a CSV with ``id_column``, or one id per line), and a
+    line naming the ids listed more than once (each is one test sequence), if any."""
     if not path.is_file():
         raise ValueError(f"test_ids file {path} does not exist{where_relative(path)}; give a file of test sequence "
                          "ids.")
@@ -196,7 +198,10 @@ def _read_test_ids(path: Path, id_column: str, ids: np.ndarray, data_path: Path)
     if not 0 < len(chosen) < len(ids) - 1:
         raise ValueError(f"test_ids file {path} lists {len(chosen)} of {len(ids)} sequences; leave at least two "
                          "for training and calibration, and name at least one.")
-    return chosen
+    repeated = [i for i, count in Counter(listed).items() if count > 1]
+    note = (f"test_ids file {path} lists {len(repeated)} id(s) more than once (first {repeated[:5]}); each is one "
+            f"test sequence, so the test has {len(chosen)}, not {len(listed)}") if repeated else None
+    return chosen, note
 
 
 def split_by_replicate(n: int, replicate: int, calibration_fraction: float, test_fraction: float | None,
@@ -273,10 +278,11 @@ def csv_sets_problem(
                          + ("input_length or horizon." if input_length > 1 else "the horizon."))
     values = np.stack([s[-need:] for s in sequences])
     gaps = skipped_steps_note(ids, steps, need, step_column)
+    repeated = None
     if parts is not None:
         train, calibration, test = (np.flatnonzero(parts == part) for part in PARTS)
     elif test_ids:
-        test = _read_test_ids(Path(test_ids).expanduser(), id_column, ids, Path(path))
+        test, repeated = _read_test_ids(Path(test_ids).expanduser(), id_column, ids, Path(path))
         rest = np.setdiff1d(np.arange(len(values)), test)
         train, calibration, _ = _random_split(len(rest), None if groups is None else np.asarray(groups)[rest],
                                               replicate, calibration_fraction, None)
@@ -284,7 +290,7 @@ def csv_sets_problem(
     else:
         train, calibration, test = _random_split(len(values), groups, replicate, calibration_fraction,
                                                  0.2 if test_fraction is None else test_fraction)
-    notes = [note for note in (gaps, _groups_across_note(groups, test, group_column)) if note]
+    notes = [note for note in (gaps, repeated, _groups_across_note(groups, test, group_column)) if note]
     return SetProblem.from_indices(f"csv_sets:{Path(path).name}", values[:, :input_length, None],
                                    values[:, input_length:], train, calibration, test,
                                    metadata={"source": str(path), **({"test_ids": test_ids} if test_ids else {}),

@@ -365,6 +365,23 @@ def test_a_wrong_value_of_one_variant_is_said_on_a_run_of_the_other(tmp_path):
     assert [t.config["method"]["name"] for t in tasks] == ["nexcp"]
 
 
+def test_a_suite_protocol_no_task_takes_is_said(tmp_path):
+    """A suite of sets only took an online protocol without a word (it serves a series added with --datasets)."""
+    from pibench.api import suite_tasks
+
+    (tmp_path / "s.toml").write_text('name = "s"\nprotocol = { kind = "online", window = 100 }\n'
+                                     '[[datasets]]\nname = "covid"\n[[methods]]\nname = "cfrnn"\n')
+    _, tasks = suite_tasks(tmp_path / "s.toml")
+    assert [t.config["protocol"] for t in tasks] == [{"kind": "set"}]
+    assert any(note.startswith("the suite's protocol {'kind': 'online', 'window': 100} is for series")
+               for note in tasks.notes)
+    series = tmp_path / "y.csv"
+    series.write_text("y\n" + "\n".join(str(i % 7) for i in range(300)))
+    _, tasks = suite_tasks(tmp_path / "s.toml", datasets=["covid", f"csv:{series}:y"], methods=["cfrnn", "aci"])
+    assert {t.config["protocol"]["kind"] for t in tasks} == {"set", "online"}
+    assert not any(note.startswith("the suite's protocol") for note in tasks.notes)
+
+
 def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
     """[[quick.methods]] replaced the suite's method entries unchecked (a misspelt grid ran the defaults), [quick]
     took a quick table of its own, and a method's quick datasets went unchecked (it ran on nothing, no word)."""

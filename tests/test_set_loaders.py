@@ -450,6 +450,11 @@ def test_csv_sets_test_ids_file(tmp_path, layout):
     assert sorted(p.test_ids) == ["p11", "p2", "p7"] and p.test.n == 3
     assert (p.calibration.n, p.train.n) == (round(0.25 * 27), 27 - round(0.25 * 27))
     assert [tuple(np.r_[x[:, 0], y]) for x, y in zip(p.test.x, p.test.y)] == _tails(path, p.test_ids)
+    assert "notes" not in p.metadata
+    ids.write_text("p7\np2\np7\n")  # a repeat was dropped without a word
+    p = load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3, "test_ids": str(ids)})
+    assert p.test.n == 2 and p.metadata["notes"] == [f"test_ids file {ids} lists 1 id(s) more than once (first "
+                                                     "['p7']); each is one test sequence, so the test has 2, not 3"]
     ids.write_text("p7\nnobody\n")
     with pytest.raises(ValueError, match=re.escape("1 id(s) are not sequences of")):
         load_dataset("csv_sets", {"path": str(path), "input_length": 6, "horizon": 3, "test_ids": str(ids)})
