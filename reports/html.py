@@ -99,9 +99,9 @@ def _provenance(results: StoredResults, wall_seconds: float) -> str:
         **{f"package {k}": str(v) for k, v in packages.items()},
     }
     rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in facts.items())
-    tasks = pd.DataFrame([{k: r.get(k) for k in ("suite", "dataset", "method", "setting", "seed", "status",
+    tasks = pd.DataFrame([{k: r.get(k) for k in ("suite", "dataset", "method", "setting", "alpha", "seed", "status",
                                                   "wall_seconds", "host", "task_id")} for r in records])
-    tasks = tasks.sort_values(["suite", "dataset", "method", "setting", "seed"])
+    tasks = tasks.sort_values(["suite", "dataset", "method", "setting", "alpha", "seed"])
     tasks["wall_seconds"] = tasks["wall_seconds"].map(lambda s: "-" if pd.isna(s) else f"{s:.3g}" if s < 100
                                                       else f"{s:.0f}")  # 0.012, 4.21, 1234 (not 1.23e+03)
     ahead = ", without the shared base fits computed ahead of them" if any(

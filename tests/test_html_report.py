@@ -1,6 +1,7 @@
 """`pibench report --html` / `--figures` and `pibench plot` on a store built by real runs; the page in a real
 browser."""
 
+import re
 import shutil
 import textwrap
 from html.parser import HTMLParser
@@ -92,6 +93,12 @@ def test_page_itemises_failures_says_what_is_missing_and_has_provenance(report):
     assert "Not in this store" in text and "fesp_comparison: needs the fesp suite" in text
     assert "order_selection: needs the ar_order suite" in text
     assert "Provenance" in text and "wall time per task" in text and "package torch" in text
+    table = text[text.index("wall time per task"):]  # a task's level is in its row
+    head = re.findall(r"<th>([^<]*)</th>", table[:table.index("</thead>")])
+    assert head[:6] == ["suite", "dataset", "method", "setting", "alpha", "seed"]
+    body = table[table.index("<tbody>"):]
+    first_row = re.findall(r"<td>([^<]*)</td>", body[:body.index("</tr>")])
+    assert first_row[4] == "0.1"
 
 
 def test_provenance_says_when_no_git_checkout_ran_and_counts_short_tasks_in_seconds(store):
