@@ -2,6 +2,10 @@
 
 import sys
 
-from pibench.cli import main
+try:
+    from pibench.cli import main
+except KeyboardInterrupt:  # Ctrl-C while the package loads: a line, as later (pibench.cli.main)
+    print("pibench: interrupted before anything ran.", file=sys.stderr)
+    sys.exit(130)
 
 sys.exit(main())

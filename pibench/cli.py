@@ -324,10 +324,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pibench.benchmarks.backends import ClusterLost
-    from pibench.benchmarks.store import ResultsDirLost
-    from pibench.data_loaders.fetch import FetchError
-
+    try:  # (torch and pandas load here: seconds in which Ctrl-C printed a traceback of the import)
+        from pibench.benchmarks.backends import ClusterLost
+        from pibench.benchmarks.store import ResultsDirLost
+        from pibench.data_loaders.fetch import FetchError
+    except KeyboardInterrupt:
+        print("pibench: interrupted before anything ran.", file=sys.stderr)
+        return 130
     args = build_parser().parse_args(argv)
     previous = _stop_on_sigterm()
     try:

@@ -53,3 +53,26 @@ def test_a_stopped_run_takes_its_workers_with_it(tmp_path, stop, status, said):
     time.sleep(2)
     after = sorted((tmp_path / "r" / "tasks").glob("*.json")) if (tmp_path / "r" / "tasks").is_dir() else []
     assert after == written  # nothing writes on after the run has stopped
+
+
+@pytest.mark.parametrize("module, call", [
+    ("pibench.benchmarks.backends", "from pibench.cli import main; sys.exit(main(['list']))"),
+    ("pibench.cli", "import runpy; runpy.run_module('pibench', run_name='__main__')")])
+def test_ctrl_c_while_the_command_line_loads_its_libraries_is_one_line(module, call):
+    """Ctrl-C in the second torch and pandas take to load printed a traceback of the import (in `pibench.cli.main`
+    or in `python -m pibench` before it). The interrupt is raised where Ctrl-C raises it, in the main thread
+    inside the import, by an import hook."""
+    hook = textwrap.dedent(f"""
+        import sys
+        import pibench
+
+        class Interrupt:
+            def find_spec(self, name, path=None, target=None):
+                if name == {module!r}:
+                    raise KeyboardInterrupt
+        sys.modules.pop({module!r}, None)
+        sys.meta_path.insert(0, Interrupt())
+        {call}
+        """)
+    done = subprocess.run([sys.executable, "-c", hook], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 130 and done.stderr == "pibench: interrupted before anything ran.\n", done.stderr
