@@ -108,13 +108,14 @@ def _probe_scheduler(address: str) -> None:
     from distributed import Client
 
     try:
-        with Client(address, timeout=CONNECT_TIMEOUT):
-            pass
+        client = Client(address, timeout=CONNECT_TIMEOUT)
     except Exception as exc:  # a service that speaks another protocol fails in many ways (MemoryError too)
         hint = ("a tls:// scheduler needs dask's TLS settings (distributed.comm.tls in the dask config); "
                 if scheme == "tls" else "")
         raise ValueError(f"{address} did not answer as a dask scheduler ({type(exc).__name__}: "
                          f"{str(exc)[:100]}); {hint}give the address `dask scheduler` prints.") from None
+    with client:  # its workers' code too, before the results dir is locked or marked (asked again at the start)
+        check_worker_code(client, address)
 
 
 #: Seconds a dask cluster may have no worker before the run says it is waiting for one.
