@@ -402,6 +402,7 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
 
     from pibench.benchmarks.backends import check_workers
     from pibench.benchmarks.runner import run_tasks
+    from pibench.reports.summary import not_compared_notes
 
     if errors not in ERRORS:
         raise ValueError(f"errors={errors!r} must be one of {', '.join(map(repr, ERRORS))}.")
@@ -428,6 +429,7 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
     ran = {(task.config.get("suite"), task.config["method"]["name"]) for task in tasks}
     report.notes.extend(Results(results.results_dir, [r for r in results.records if (r["config"].get("suite"),
                                                                                      r["method"]) in ran]).mixed_code())
+    report.notes.extend(not_compared_notes(results.statistics.groups, ran))
     if errors != "ignore":
         for line in report.notes:  # what the command line prints above its table
             warnings.warn(line, RunNote, stacklevel=2)

@@ -20,7 +20,7 @@ import json
 import os
 import zipfile
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +44,7 @@ from pibench.reports.bootstrap_ci import (
 from pibench.reports.comparisons import MIN_UNITS, diebold_mariano, mcs_p_values
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
 from pibench.reports.metrics import ORACLE
+from pibench.reports.selection import configuration_change
 from pibench.reports.series_ci import series_ci
 
 #: Part of every cache entry's name: a change of what is computed here makes old entries unused.
@@ -261,27 +262,71 @@ def _row_losses(members: list[tuple[dict, RecordStatistics]], seeds: list, metri
 @dataclass
 class GroupComparison:
     """The comparison of the rows of one (suite, dataset, alpha): per row, its mean loss, the Diebold-Mariano
-    comparison with the reference row and MCS membership."""
+    comparison with the reference row and MCS membership; ``apart``: the rows compared with none (they ran on
+    other data than the rows compared, or over another test span), each with why."""
 
     reference: tuple | None
     table: pd.DataFrame
+    apart: dict[tuple, str] = field(default_factory=dict)
+
+
+def _data_classes(rows: dict[tuple, list[tuple[dict, RecordStatistics]]]) -> list[list[tuple]]:
+    """The rows of one dataset label partitioned by the data they ran on: two rows are in one class where each
+    seed they share read the same data (its fingerprint); the label's full suite and its --quick variant, say,
+    generate other series (n_test 2,000 or 500), which no comparison may pair step by step."""
+    classes: list[tuple[dict, list[tuple]]] = []
+    for key, members in rows.items():
+        prints = {r["seed"]: json.dumps(r.get("data_fingerprint"), sort_keys=True, default=str) for r, _ in members}
+        for seen, keys in classes:
+            if all(seen.get(seed, fingerprint) == fingerprint for seed, fingerprint in prints.items()):
+                seen.update(prints)
+                keys.append(key)
+                break
+        else:
+            classes.append((dict(prints), [key]))
+    return [keys for _, keys in classes]
+
+
+def _apart_reason(record: dict, compared: dict) -> str:
+    """Why a row on other data than the compared rows (``compared``: one of their records) is left apart."""
+    part = {k: record["config"].get(k) for k in ("dataset", "protocol")}
+    differ = configuration_change(part, {k: compared["config"].get(k) for k in ("dataset", "protocol")},
+                                  "the compared rows'")
+    return (f"ran on other data than the rows compared ({differ or 'the same configuration, other data files'})")
+
+
+def _compared_rows(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], column: str
+                   ) -> tuple[list, dict[tuple, np.ndarray], dict[tuple, str]]:
+    """(the seeds compared: those every row compared has; per row compared, its loss per unit averaged over them;
+    the rows left apart, each with why). The rows compared: the class of rows on one data (:func:`_data_classes`)
+    with the most rows (ties: the first in the rows' order), over the test span most of them have."""
+    classes = _data_classes(rows)
+    chosen = max(classes, key=len)
+    apart = {key: _apart_reason(rows[key][0][0], rows[chosen[0]][0][0]) for keys in classes if keys is not chosen
+             for key in keys}
+    seeds = sorted(set.intersection(*(set(r["seed"] for r, _ in rows[key]) for key in chosen)))
+    losses: dict[tuple, np.ndarray] = {}
+    for key in chosen:
+        loss = _row_losses(rows[key], seeds, column) if seeds else None
+        if loss is not None:
+            losses[key] = loss
+    spans = [len(v) for v in losses.values()]
+    if len(set(spans)) > 1:  # rows over different test spans (a protocol's test_steps) cannot be paired
+        common = max(set(spans), key=lambda n: (spans.count(n), n))
+        for key in [k for k, v in losses.items() if len(v) != common]:
+            apart[key] = f"its test span has {len(losses.pop(key))} units, the rows compared {common}"
+    return seeds, losses, apart
 
 
 def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric: str = "winkler",
                   reference: str | None = None) -> GroupComparison:
     """DM of every row against ``reference`` (a method name, or "method setting"; default: the row with
     the lowest mean loss) and the MCS at :data:`~pibench.reports.comparisons.MCS_LEVEL`, on the seeds every row
-    has (``compared_seeds``); ``mean_loss`` is a row's mean over all its ``seeds``. The oracle is
+    compared has (``compared_seeds``); ``mean_loss`` is a row's mean over all its ``seeds``. Rows on other data
+    than the most rows, or over another test span, are compared with none (``apart``). The oracle is
     compared but is neither the reference nor in the MCS."""
     column = LOSSES[metric]
-    seeds = sorted(set.intersection(*(set(r["seed"] for r, _ in members) for members in rows.values())))
-    losses: dict[tuple, np.ndarray] = {}
-    for key, members in rows.items():
-        loss = _row_losses(members, seeds, column) if seeds else None
-        if loss is not None:
-            losses[key] = loss
-    if len({len(v) for v in losses.values()}) > 1:  # rows over different test spans cannot be paired
-        losses = {}
+    seeds, losses, apart = _compared_rows(rows, column)
     # in the rows' own order (the store's order follows task ids, which change with the code): the MCS's simulated
     # law is drawn per column, so identical predictions give the identical set
     candidates = sorted((key for key in losses if key[3] != ORACLE), key=lambda key: tuple(map(str, key)))
@@ -312,19 +357,20 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     table["kind"] = "series" if dependent else "set"
     table["compared_seeds"] = [tuple(seeds)] * len(table)  # what the differences, DM and the MCS rest on
     table["units"] = units
+    table["not_compared"] = [apart.get(tuple(r[k] for k in ROW_KEYS), "") for r in out]  # why, for a row apart
     if ref is not None:  # the reference first, then the rows by their mean loss
         table = table.assign(_ref=[tuple(r[k] for k in ROW_KEYS) != ref for r in out]).sort_values(
             ["_ref", "mean_loss"], kind="stable").drop(columns="_ref").reset_index(drop=True)
     if ref is not None:
         table["reference"] = " ".join(str(x) for x in ref[3:])
-    return GroupComparison(ref, table)
+    return GroupComparison(ref, table, apart)
 
 
 def paired_seeds(table: pd.DataFrame) -> str | None:
     """"seeds 0, 1" when some row of a :func:`compare_group` table has seeds another lacks (its differences pair
     the rows on the seeds they share, its scores are each row's mean over all its own), else None."""
     compared = [str(seed) for seed in table["compared_seeds"].iloc[0]]
-    if not (table["seeds"] != len(compared)).any():
+    if not (table.loc[table["not_compared"] == "", "seeds"] != len(compared)).any():
         return None
     return f"seed{'s' * (len(compared) > 1)} {', '.join(compared)}"
 

@@ -486,6 +486,29 @@ COMPARISON_NOTE = ("_difference: the row's mean interval score minus the referen
                    "finds worse._\n")
 
 
+def _not_compared(table: pd.DataFrame) -> list[str]:
+    """"method setting: why" per row of a :func:`~pibench.reports.statistics.compare_group` table compared with
+    none (on other data than the rows compared, or another test span)."""
+    return [f"{r.method} {r.setting}: {r.not_compared}" for r in _sorted(table, ["method", "setting"]).itertuples()
+            if r.not_compared]
+
+
+def not_compared_notes(groups: dict, rows: set[tuple[str, str]] | None = None) -> list[str]:
+    """A line per dataset (at a level) with rows its comparison leaves out, naming them and why; only the groups
+    with a row of ``rows`` ((suite, method) pairs; default all)."""
+    lines = []
+    for (suite, dataset, alpha), group in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        table = group.table
+        if rows is not None and not any((suite, m) in rows for m in table["method"]):
+            continue
+        apart = _not_compared(table)
+        if apart:
+            lines.append(f"dataset {dataset} ({suite}, alpha {alpha:g}): not compared with its other rows: "
+                         + "; ".join(apart) + "; run every row on one configuration (all with --quick, or all "
+                         "without) to compare them")
+    return lines
+
+
 def comparison_tables(groups: dict) -> str:
     """The "Comparisons" section: per (suite, dataset, alpha), each row's mean interval score, its difference
     to the reference row with the 90% CI and the Diebold-Mariano p-value, and MCS membership; then, over
@@ -501,7 +524,8 @@ def comparison_tables(groups: dict) -> str:
         rows = []
         paired = paired_seeds(table)  # None unless some row has seeds another lacks
         for r in _sorted(table, ["method", "setting"]).itertuples():
-            difference = "reference" if pd.isna(getattr(r, "difference", float("nan"))) else (
+            difference = "not compared" if r.not_compared else "reference" if pd.isna(
+                getattr(r, "difference", float("nan"))) else (
                 format_number(r.difference, sign="+") + ("" if pd.isna(r.difference_ci_low) else
                                                          f" [{format_number(r.difference_ci_low, sign='+')}, "
                                                          f"{format_number(r.difference_ci_high, sign='+')}]"))
@@ -516,6 +540,11 @@ def comparison_tables(groups: dict) -> str:
         on_seeds = (f"\n\nThe differences, DM and the MCS pair the rows on {paired}, the ones every row has; the "
                     "interval score is each row's mean over all its seeds, so a difference need not equal the "
                     "difference of two scores shown." if paired else "")
+        apart = _not_compared(table)
+        if apart:
+            on_seeds += ("\n\nNot compared (a comparison pairs rows unit by unit, on one data): " + "; ".join(apart)
+                         + ". To compare every row, run them all on one configuration of the dataset (all with "
+                         "--quick, or all without).")
         units = int(table["units"].iloc[0])
         if units < MIN_UNITS:
             on_seeds += (f"\n\nOnly {units} test unit(s) (sequences, or their groups) to compare on: no "

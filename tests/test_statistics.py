@@ -365,6 +365,38 @@ def test_rows_with_seeds_others_lack_are_compared_on_the_shared_seeds_and_the_ta
     assert "pair the rows" not in comparison_tables(compute_statistics(records, read).groups)
 
 
+def test_a_row_on_other_data_is_compared_with_none_and_the_tables_say_why(stats_store):
+    """A row run on another configuration of its dataset (the suite's full variant beside its --quick one) was
+    paired step by step with rows on other series where the spans were as long (and silently dropped every
+    comparison of the dataset where they were not): it is compared with none now, and the tables, the figure
+    and the run's notes say why; the other rows' comparisons are those they have without it."""
+    from pibench.reports.statistics import compare, compute_statistics
+    from pibench.reports.summary import comparison_tables, not_compared_notes
+
+    results, _ = stats_store
+    records = [r for r in results.records if r["dataset"] == "ar" and r["status"] == "ok"]
+    others = [r for r in records if r["method"] != "autoreg"]
+    moved = [{**r, "data_fingerprint": f"other-{r['seed']}",
+              "config": {**r["config"], "dataset": {**r["config"]["dataset"], "params": {"n_train": 190,
+                                                                                      "n_test": 300}}}}
+             for r in records if r["method"] == "autoreg"]
+    both = compare([*others, *moved], results.predictions).set_index(["method", "setting"])
+    alone = compare(others, results.predictions).set_index(["method", "setting"])
+    row = both.loc[("autoreg", "default")]
+    assert pd.isna(row["difference"]) and row["in_mcs"] is None and pd.isna(row["dm_p"])
+    assert row["not_compared"] == ("ran on other data than the rows compared (dataset.params.n_train 190, the "
+                                   "compared rows' 200)")
+    pd.testing.assert_frame_equal(both.drop(index=[("autoreg", "default")]).drop(columns="not_compared"),
+                                  alone.drop(columns="not_compared"), check_like=True)
+    groups = compute_statistics([*others, *moved], results.predictions).groups
+    tables = comparison_tables(groups)
+    assert "| autoreg | default | " in tables and "| not compared | - | - |" in tables
+    assert "Not compared (a comparison pairs rows unit by unit, on one data): autoreg default: ran on other " in tables
+    assert not_compared_notes(groups, {("stats", "aci")})[0].startswith(
+        "dataset ar (stats, alpha 0.1): not compared with its other rows: autoreg default: ran on other data")
+    assert not_compared_notes(groups, {("other suite", "aci")}) == []
+
+
 def test_the_footnote_names_the_tests_of_the_rows_shown():
     from pibench.reports.summary import statistics_note
 
@@ -469,7 +501,7 @@ def test_rows_ranked_over_more_groups_come_first_across_datasets():
     def group(dataset, losses):
         table = pd.DataFrame([{"suite": "s", "dataset": dataset, "alpha": 0.1, "method": method, "setting": "",
                                "mean_loss": loss, "seeds": 1, "in_mcs": True, "mcs_p": 1.0, "kind": "series",
-                               "reference": "lone", "compared_seeds": (0,), "units": 100}
+                               "reference": "lone", "compared_seeds": (0,), "units": 100, "not_compared": ""}
                               for method, loss in losses.items()])
         return GroupComparison(("s", dataset, 0.1, "lone", ""), table)
 
