@@ -27,7 +27,7 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     group = next((g for (s, d, _), g in results.statistics.groups.items() if (s, d) == (suite, dataset)), None)
     if group is None or group.reference is None:
         return None
-    apart = int((group.table["not_compared"] != "").sum())  # rows on other data: no difference to draw
+    apart_rows = int((group.table["not_compared"] != "").sum())  # rows on other data: no difference to draw
     table = group.table[group.table["not_compared"] == ""].sort_values("mean_loss", ascending=False)
     table = table.reset_index(drop=True)
     table = table.assign(difference=table["difference"].fillna(0.0) if "difference" in table else 0.0)
@@ -68,7 +68,7 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     units = int(table["units"].iloc[0])
     what = (f"bars: 90% CI (Diebold-Mariano{variance}); filled: in the 90% MCS" if units >= MIN_UNITS else
             f"only {units} test unit(s): no CI, no MCS")
-    apart = f"; {apart} row(s) on other data not compared (the tables say why)" if apart else ""
+    apart = f"; {apart_rows} row(s) on other data not compared (the tables say why)" if apart_rows else ""
     ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}; {what}{paired}"
                  f"{apart}", fontsize=9, wrap=True)
     ax.grid(axis="x", alpha=0.3)
