@@ -147,23 +147,33 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
     schedule = series_schedule(problem, **protocol)
     fit_s = predict_s = 0.0
     intervals: list[Interval] = []
+    n_test = schedule.stop - problem.test_start
     for i, t_fit in enumerate(schedule.fit_steps):
         tic = time.perf_counter()
-        data = problem.window(schedule.window_start(t_fit), t_fit)
-        method.fit(data) if i == 0 else method.refit(data)
-        fit_s += time.perf_counter() - tic
-        tic = time.perf_counter()
-        steps = schedule.served_steps(i)
-        if method.serves_spans:  # no online state: every step of this fit in one call
-            intervals.append(_of_shape(method.predict_interval(problem.X[steps.start : steps.stop]),
-                                       problem.y[steps.start : steps.stop].shape, method,
-                                       f"a span of {len(steps)} steps (serves_spans = True)"))
-        else:
-            method.anticipate(problem.X[steps.start : steps.stop])
-            for t in steps:
-                intervals.append(_of_shape(method.predict_interval(problem.X[t : t + 1]), problem.y[t : t + 1].shape,
-                                           method, "one step"))
-                method.update(problem.y[t : t + 1])
+        where = f"{'fitting' if i == 0 else 'refit'} {i + 1} of {len(schedule.fit_steps)}, before test step " \
+                f"{t_fit - problem.test_start + 1} of {n_test}"
+        try:
+            data = problem.window(schedule.window_start(t_fit), t_fit)
+            method.fit(data) if i == 0 else method.refit(data)
+            fit_s += time.perf_counter() - tic
+            tic = time.perf_counter()
+            steps = schedule.served_steps(i)
+            if method.serves_spans:  # no online state: every step of this fit in one call
+                where = f"test steps {steps.start - problem.test_start + 1}-{steps.stop - problem.test_start} of " \
+                        f"{n_test}"
+                intervals.append(_of_shape(method.predict_interval(problem.X[steps.start : steps.stop]),
+                                           problem.y[steps.start : steps.stop].shape, method,
+                                           f"a span of {len(steps)} steps (serves_spans = True)"))
+            else:
+                method.anticipate(problem.X[steps.start : steps.stop])
+                for t in steps:
+                    where = f"test step {t - problem.test_start + 1} of {n_test} (row {t} of the series)"
+                    intervals.append(_of_shape(method.predict_interval(problem.X[t : t + 1]),
+                                               problem.y[t : t + 1].shape, method, "one step"))
+                    method.update(problem.y[t : t + 1])
+        except Exception as exc:  # where in the test span: said in the record's error (runner.execute_task)
+            exc.add_note(f"method {method.name!r} at {where}")
+            raise
         predict_s += time.perf_counter() - tic
 
     def stack(attr: str) -> np.ndarray:

@@ -198,7 +198,9 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
                 check_data_untouched(task, loaded)  # (then the next task loads it anew)
         except DataChanged as changed:
             hint += f"; and {changed}"
-        record.update(status="error", error=f"{type(exc).__name__}: {exc}{hint}", traceback=traceback.format_exc())
+        where = "".join(f" ({note})" for note in getattr(exc, "__notes__", ()))  # where the protocol was
+        record.update(status="error", error=f"{type(exc).__name__}: {exc}{where}{hint}",
+                      traceback=traceback.format_exc())
     record["wall_seconds"] = time.perf_counter() - tic
     ResultsStore(results_dir).write(task.task_id, record, predictions)
     return record

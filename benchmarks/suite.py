@@ -48,6 +48,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 from pibench.benchmarks.protocols import check_protocol
 from pibench.benchmarks.shipping import ShippedClass
 from pibench.data_loaders.fingerprint import seeded_dataset
@@ -414,6 +416,9 @@ def _method_dataset_problems(suite: dict) -> list[str]:
 def check_alphas(alpha) -> list[float]:
     """The miscoverage level(s) as a list of floats in (0, 1), each once: ``alpha`` a number or a list of numbers."""
     levels = alpha if isinstance(alpha, (list, tuple)) else [alpha]
+    # a notebook's numpy scalars, as the numbers they print as (np.float32(0.1) is 0.1, not 0.10000000149)
+    levels = [float(str(a)) if isinstance(a, np.floating) else int(a) if isinstance(a, np.integer) else a
+              for a in levels]
     bad = [a for a in levels if isinstance(a, bool) or not isinstance(a, (int, float))]
     if bad:
         raise ValueError(f"alpha {bad[0]!r} is not a number; give levels such as 0.1 or [0.05, 0.1, 0.2] (--alpha "
@@ -465,7 +470,7 @@ MAX_SEED = 2**32 - 1
 
 def check_seeds(seeds) -> list[int]:
     """The replicate seeds as ints; ValueError (with the fix) for a repeat, a negative or a too large one."""
-    seeds = list(seeds)
+    seeds = [int(s) if isinstance(s, np.integer) else s for s in seeds]  # a notebook's np.int64 too
     bad = [s for s in seeds if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= MAX_SEED]
     if bad:
         raise ValueError(f"seed {bad[0]!r} is not a whole number from 0 to {MAX_SEED}; give seeds such as 0 1 2 "
@@ -566,7 +571,7 @@ def build_tasks(
     datasets = list(dict.fromkeys(datasets)) if datasets else datasets
     _check_not_skipped(suite, "methods", methods)
     _check_not_skipped(suite, "datasets", datasets)
-    if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (list, tuple))):
+    if seeds is not None and (isinstance(seeds, (str, bytes)) or not isinstance(seeds, (list, tuple, range))):
         raise ValueError(f"seeds={seeds!r} must be a list of whole numbers, e.g. seeds=[0, 1, 2].")
     alphas = check_alphas(alpha if alpha is not None else suite.get("alpha", 0.1))
     method_entries = list(suite["methods"])

@@ -177,6 +177,46 @@ def test_a_tuple_for_an_interval_names_the_method_and_the_fix():
         run_series(problem, _Tuple(), kind="online", window=100, retrain_every=25)
 
 
+class _LateNaN(_Shaped):
+    """A NaN lower bound at the 13th step after a fit (a statistic of an empty window, say)."""
+
+    def fit(self, data, calibration=None):
+        self.served_ = 0
+        return self
+
+    def predict_interval(self, X):
+        iv = super().predict_interval(X)
+        self.served_ += 1
+        return Interval(iv.lower * (np.nan if self.served_ == 13 else 1.0), iv.upper, iv.point)
+
+
+def test_a_failure_inside_the_protocol_names_the_method_and_the_test_step_in_the_record(tmp_path):
+    """A bad answer at one test step said "at index (0, 0)" (the place in that step's array) and nothing of which
+    step, nor, for a NaN, which method; the record's error says both now (where it refits too)."""
+    problem = ar_problem(n_train=200, n_test=50, seed=0)
+    with pytest.raises(ValueError) as failed:
+        run_series(problem, _LateNaN(), kind="online", window=100, retrain_every=25)
+    assert failed.value.__notes__ == ["method 'shaped_for_test' at test step 13 of 50 (row 212 of the series)"]
+
+    class _RefitFails(_Shaped):
+        def refit(self, data):
+            raise RuntimeError("no convergence")
+
+    with pytest.raises(RuntimeError) as failed:
+        run_series(problem, _RefitFails(), kind="online", window=100, retrain_every=20)
+    assert failed.value.__notes__ == ["method 'shaped_for_test' at refit 2 of 3, before test step 21 of 50"]
+    from pibench import register, run
+
+    @register
+    class LateNaNForRecord(_LateNaN):
+        name = "late_nan_for_record"
+
+    results = run(methods=["late_nan_for_record"], datasets=["ar1"], quick=True, results_dir=tmp_path / "r",
+                  progress=False, errors="ignore")
+    (line,) = results.run_report.failure_lines()
+    assert line.endswith("(method 'late_nan_for_record' at test step 13 of 500 (row 1012 of the series))"), line
+
+
 def test_a_nan_bound_names_the_array_the_index_and_the_fix():
     lower = np.array([[-1.0, np.nan, np.nan]])
     with pytest.raises(ValueError, match=r"the interval's lower is NaN at 2 of 3 point\(s\) \(first at index "

@@ -365,6 +365,23 @@ def test_a_wrong_value_of_one_variant_is_said_on_a_run_of_the_other(tmp_path):
     assert [t.config["method"]["name"] for t in tasks] == ["nexcp"]
 
 
+def test_a_notebooks_numpy_numbers_are_seeds_and_levels_as_the_numbers_they_print_as():
+    """np.int64 seeds (list(np.arange(2)), a DataFrame's column) were "not a whole number", np.float32(0.1) "not a
+    number", range(2) "must be a list"; np.float32(0.1) is the level 0.1, not 0.10000000149."""
+    import numpy as np
+
+    from pibench.api import suite_tasks
+
+    plain = [(t.config["seed"], t.config["alpha"]) for t in suite_tasks(methods=["aci"], seeds=[0, 1],
+                                                                        alpha=[0.1, 0.2])[1]]
+    for seeds, alpha in ((list(np.arange(2)), [np.float32(0.1), np.float32(0.2)]), (range(2), [0.1, np.float64(0.2)])):
+        tasks = suite_tasks(methods=["aci"], seeds=seeds, alpha=alpha)[1]
+        assert [(t.config["seed"], t.config["alpha"]) for t in tasks] == plain
+        assert {type(t.config["seed"]) for t in tasks} == {int} and {type(t.config["alpha"]) for t in tasks} == {float}
+    with pytest.raises(ValueError, match="seed np.float64"):
+        suite_tasks(methods=["aci"], seeds=[np.float64(1.0)])
+
+
 def test_a_suite_protocol_no_task_takes_is_said(tmp_path):
     """A suite of sets only took an online protocol without a word (it serves a series added with --datasets)."""
     from pibench.api import suite_tasks
