@@ -82,27 +82,31 @@ def check_results_dir(root: str | os.PathLike, *, for_writing: bool = True) -> P
     """The results dir as a Path; ValueError (with the fix) if it cannot hold results. Creates nothing.
 
     For writing, every folder a run writes into (the dir, ``tasks/``, ``cache/``) must be
-    writable where it exists, so a run never computes what it cannot store.
+    writable where it exists, so a run never computes what it cannot store. (The messages name the folder
+    as both the command line and Python give it: --results-dir, results_dir=.)
     """
+    if not isinstance(root, (str, os.PathLike)):
+        raise ValueError(f"results dir {root!r} is not a folder path; give one, e.g. --results-dir results "
+                         "(results_dir='results' in Python).")
     if not str(root).strip():
-        raise ValueError("--results-dir is empty; give a folder, e.g. --results-dir results.")
+        raise ValueError("the results dir is empty; give a folder, e.g. --results-dir results (results_dir='results' "
+                         "in Python).")
     root = Path(root)
     if root.is_symlink() and not root.exists():
-        raise ValueError(f"--results-dir {root} is a link to {os.readlink(root)}, which does not exist; create the "
-                         "folder it points to, or give another --results-dir.")
+        raise ValueError(f"results dir {root} is a link to {os.readlink(root)}, which does not exist; create the "
+                         "folder it points to, or give another results dir.")
     if root.exists() and not root.is_dir():
-        raise ValueError(f"--results-dir {root} is a file, not a folder; give a folder"
+        raise ValueError(f"results dir {root} is a file, not a folder; give a folder"
                          f"{' (it is created if missing)' if for_writing else ' that holds pibench results'}.")
     if not for_writing:
         return root
     for folder in (root / "tasks", root / "cache"):
         if folder.exists() and not writable(folder):
-            raise ValueError(f"--results-dir {root}: no permission to write in {folder} (or it is not a folder); "
-                             "make it "
-                             "a writable folder, or give another --results-dir.")
+            raise ValueError(f"results dir {root}: no permission to write in {folder} (or it is not a folder); make "
+                             "it a writable folder, or give another results dir.")
     existing = next((p for p in [root, *root.parents] if p.exists()), None)
     if existing is not None and not writable(existing):
-        raise ValueError(f"--results-dir {root}: no permission to write in {existing}; give a folder you can write to.")
+        raise ValueError(f"results dir {root}: no permission to write in {existing}; give a folder you can write to.")
     return root
 
 

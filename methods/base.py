@@ -264,8 +264,15 @@ def register(cls: M) -> M:
     ``importlib.reload`` or re-running a notebook cell produces) replaces the entry, with a one-line
     :class:`MethodReplaced` warning; another class under a taken name is refused.
     """
-    if not cls.name:
-        raise ValueError(f"{cls.__qualname__} must set a non-empty class attribute `name`.")
+    if not (isinstance(cls, type) and issubclass(cls, IntervalMethod)):
+        what = f"class {cls.__qualname__}" if isinstance(cls, type) else f"{type(cls).__name__} " \
+            f"{getattr(cls, '__qualname__', repr(cls))}"
+        raise ValueError(f"@register takes a subclass of IntervalMethod; {what} is not one: define it as class "
+                         "Mine(IntervalMethod): ... (from pibench import IntervalMethod).")
+    if not isinstance(cls.name, str) or not cls.name or cls.name != cls.name.strip() or any(
+            c.isspace() or c in ",:'\"" for c in cls.name):
+        raise ValueError(f"{cls.__qualname__}.name = {cls.name!r}: give a name without spaces, commas, colons or "
+                         "quotes (it is typed after --methods and shown in every table), e.g. name = \"my_band\".")
     if cls.shape not in SHAPES:
         raise ValueError(f"{cls.__qualname__}.shape = {cls.shape!r}: give one of {', '.join(map(repr, SHAPES))} "
                          "(a method for series, for sets of sequences, or for both).")

@@ -166,8 +166,17 @@ class Results:
         store = ResultsStore(self.results_dir)
         return StoredResults(self.records, store.predictions, statistics_cache=store.statistics_cache)
 
-    def predictions(self, task: str | dict) -> pd.DataFrame:
-        """The per-step (series) or per-sequence-and-horizon (sets) predictions of a task, by id or record."""
+    def predictions(self, task: str | dict | pd.Series) -> pd.DataFrame:
+        """The per-step (series) or per-sequence-and-horizon (sets) predictions of a task, by id, record or row
+        of :attr:`summary`."""
+        import numpy as np
+        import pandas as pd
+
+        if isinstance(task, pd.Series):  # a row of results.summary
+            task = task.to_dict()
+        if isinstance(task, (int, np.integer)) and not isinstance(task, bool):
+            raise KeyError(f"predictions({task}) takes a task id, a record or a row of results.summary, not a "
+                           f"position: for the row at that position, give results.summary.iloc[{task}].")
         if isinstance(task, dict) and "task_id" not in task:
             raise KeyError(f"this dict has no 'task_id' (its keys: {', '.join(map(str, list(task)[:6]))}, ...); give a "
                            "record of results.records, a row of results.summary as a dict, or a task id.")
@@ -324,7 +333,7 @@ def load_results(results_dir: str | Path = "results") -> Results:
     from pibench.benchmarks.store import ResultsStore, check_results_dir
     from pibench.reports.selection import select_current
 
-    check_results_dir(str(results_dir), for_writing=False)
+    check_results_dir(results_dir, for_writing=False)
     if not Path(results_dir).is_dir():
         raise ValueError(f"results dir {results_dir} does not exist; give the folder a run wrote (pibench run "
                          f"--results-dir {results_dir} writes one).")

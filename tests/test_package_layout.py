@@ -106,6 +106,9 @@ def test_the_api_returns_what_the_cli_prints(tmp_path, capsys):
         results.predictions("0" * 20)
     row = summary[summary["task_id"] == record["task_id"]].iloc[0].to_dict()  # a summary row serves too
     assert predictions.equals(results.predictions(row))
+    assert predictions.equals(results.predictions(summary[summary["task_id"] == record["task_id"]].iloc[0]))
+    with pytest.raises(KeyError, match=r"not a position: for the row at that position, give results.summary.iloc\[0\]"):
+        results.predictions(0)
     with pytest.raises(KeyError, match="this dict has no 'task_id'"):
         results.predictions({"method": "aci"})
     # load_results gives the same from the finished store; a second run computes nothing

@@ -328,3 +328,26 @@ def test_a_series_method_on_sets_only_says_why_first_and_how_to_declare_a_set_me
     err = capsys.readouterr().err
     assert "the selection produced no task: method 'band_series' left out on 'seasonal_sets': it serves series " \
            "only; check" in err and 'says shape = "set" on its class' in err
+
+
+def test_register_refuses_what_is_no_method_and_names_that_read_as_two():
+    """register() on a class that forgot IntervalMethod, or on a function, failed with AttributeError: 'shape'; a
+    name with a trailing space ('oracle ') made a second 'oracle' row in every table."""
+    from pibench import IntervalMethod, register
+
+    class Forgot:
+        name = "forgot"
+
+    with pytest.raises(ValueError, match=r"@register takes a subclass of IntervalMethod; class "
+                                         r".*Forgot is not one: define it as class Mine\(IntervalMethod\)"):
+        register(Forgot)
+    with pytest.raises(ValueError, match="function .*band is not one"):
+        register(lambda_band)
+    for name in ("oracle ", "my band", "", "a,b"):
+        spaced = type("Spaced", (IntervalMethod,), {"name": name})
+        with pytest.raises(ValueError, match=re.escape(f"Spaced.name = {name!r}: give a name without spaces")):
+            register(spaced)
+
+
+def lambda_band(x):
+    return x

@@ -337,6 +337,9 @@ def test_a_huge_selection_asks_for_yes(tmp_path, capsys):
 def test_load_results_of_a_missing_folder_says_so(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         load_results(tmp_path / "typo")
+    for wrong in (5, None):  # a raw TypeError of pathlib
+        with pytest.raises(ValueError, match=rf"results dir {wrong} is not a folder path; give one, e.g. "):
+            load_results(wrong)
 
 
 def test_report_figures_into_an_unwritable_folder_writes_nothing(verified, capsys, tmp_path):

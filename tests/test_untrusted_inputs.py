@@ -255,7 +255,7 @@ def test_an_empty_results_dir_name_is_refused(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     suite = _write(tmp_path / "tiny.toml", TINY)
     err = one_line_error(capsys, main(["run", "--suite", str(suite), "--results-dir", "", "--no-progress"]))
-    assert "--results-dir is empty" in err
+    assert "the results dir is empty; give a folder, e.g. --results-dir results" in err
     assert sorted(os.listdir(tmp_path)) == ["tiny.toml"]  # nothing written into the current folder
 
 
