@@ -31,7 +31,12 @@ from pibench.data_loaders.registry import check_dataset_params, load_dataset
 from pibench.data_loaders.validation import UnknownParameters, did_you_mean
 from pibench.methods.base import IntervalMethod, MethodReplaced, NotApplicable, register
 from pibench.methods.catalog import get_method
-from pibench.methods.code_identity import method_code_identity, reload_if_stale, snapshots
+from pibench.methods.code_identity import (
+    globals_named_by_type,
+    method_code_identity,
+    reload_if_stale,
+    snapshots,
+)
 from pibench.reports.comparisons import MIN_UNITS
 
 
@@ -565,6 +570,13 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
     shipped = {name: ship(cls) for name, cls in classes.items()}  # one pickle per class, shared by its tasks
     # each class's code named once, before any task's checks run its code (which may fill what the name reads)
     plugins = {name: method_code_identity(cls) for name, cls in classes.items()}
+    for name, method_class in classes.items():
+        unread = globals_named_by_type(method_class)
+        if unread:
+            notes[f"method {name!r} reads {', '.join(f'{g} (a {kind})' for g, kind in sorted(unread.items()))}, whose "
+                  "contents pibench cannot read: an edit of them is no new code, and a run would serve the numbers "
+                  "stored before it; give such settings as the method's parameters, or as numbers, strings, lists, "
+                  "dicts, arrays or DataFrames, which it reads"] = None
     bound: dict[int, Task] = {}
     code = code_version()
     set_prints: dict[str, list[str]] = {}  # a sets dataset's label -> the fingerprints of its seeds' data

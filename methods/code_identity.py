@@ -24,18 +24,19 @@ checkout or install). A method defined elsewhere is named by two things:
   which check its files, :func:`source_identity`): bytecode, constants and names of
   its functions, their defaults and closures, its bases, and the globals they load
   (functions and classes of the same module recursively, also behind ``functools.partial``,
-  ``lru_cache`` and ``cached_property``; immutable plain values, numbers, strings and
-  tuples of them, as they are; for a class with no source file of its own, a notebook
+  ``lru_cache`` and ``cached_property``; immutable plain values, numbers of any kind, strings
+  and tuples of them, as they are; for a class with no source file of its own, a notebook
   cell's, or of a script run as a file (``__main__``), containers of data too, lists, dicts,
-  sets and numeric arrays, by their contents, since no file holds a cell's settings and a
-  script may rebind its own between runs; any other object, such as a logger, or a cache the
-  method of an imported module fills, by its type only, so state that changes as the method
-  runs never changes its name: a cache of data in a script's own globals makes each run in
-  it new code). So a second class of the same name in one script, a global or a dict of
+  sets, numeric arrays and pandas Series and DataFrames, by their contents, since no file holds
+  a cell's settings and a script may rebind its own between runs; any other object, such as a
+  logger, or a cache the method of an imported module fills, by its type only, so state that
+  changes as the method runs never changes its name (a cell's or a script's such globals are
+  named before a run, :func:`globals_named_by_type`): a cache of data in a script's own globals
+  makes each run in it new code). So a second class of the same name in one script, a global or a dict of
   settings a loop sets between runs, a class cell run again with another dict of settings, or a
   helper cell edited and run again without the class's cell is new code. It is all that
   names a class with no source file (a notebook cell, ``python -c``). What it cannot see:
-  the contents of other mutable objects (a DataFrame, an object's attributes), code
+  the contents of other mutable objects (an object's attributes), code
   reached only through such objects, and a helper module's plain global edited in its
   file without importing it again (a module may set its own globals as it runs, so they
   are not compared).
@@ -55,6 +56,7 @@ import importlib.machinery
 import importlib.util
 import inspect
 import io
+import numbers
 import re
 import site
 import sys
@@ -171,9 +173,10 @@ def canonical_repr(value: object) -> str:
 
 
 def _plain(value: object) -> bool:
-    """Immutable plain data, which a digest reads as it is (``WIDTH = 2.0``, a tuple of levels): numbers,
-    strings, bytes, None, enum members, and tuples and frozensets of them."""
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes, enum.Enum)):
+    """Immutable plain data, which a digest reads as it is (``WIDTH = 2.0``, a tuple of levels): numbers (also
+    ``Fraction``, ``Decimal`` and numpy's scalars), strings, bytes, None, enum members, and tuples and frozensets
+    of them."""
+    if value is None or isinstance(value, (numbers.Number, str, bytes, enum.Enum)):
         return True
     return isinstance(value, (tuple, frozenset)) and all(_plain(v) for v in value)
 
@@ -191,6 +194,8 @@ def data_content(value: object, budget: list[int] | None = None, _open: set[int]
 
     budget = [MAX_DATA_BYTES] if budget is None else budget
     _open = set() if _open is None else _open
+    if type(value).__module__.startswith("pandas"):
+        return _pandas_content(value, budget)
     if isinstance(value, (np.ndarray, np.generic)) and not isinstance(value, np.ma.MaskedArray):
         if value.dtype.kind not in "biufcmM" or value.nbytes > budget[0]:
             return None
@@ -227,6 +232,29 @@ def data_content(value: object, budget: list[int] | None = None, _open: set[int]
         _open.discard(id(value))
 
 
+def _pandas_content(value: object, budget: list[int]) -> bytes | None:
+    """The bytes of a pandas Series, DataFrame or Index (its type, labels, dtypes and pandas' own hash of its
+    values and index, :func:`pandas.util.hash_pandas_object`); None for other pandas objects, values pandas
+    cannot hash (lists in cells), or past the budget."""
+    import pandas as pd
+
+    if not isinstance(value, (pd.Series, pd.DataFrame, pd.Index)):
+        return None
+    size = int(value.memory_usage(index=True).sum()) if isinstance(value, pd.DataFrame) else \
+        int(value.memory_usage(index=True))
+    if size > budget[0]:
+        return None
+    budget[0] -= size
+    try:
+        hashed = pd.util.hash_pandas_object(value, index=not isinstance(value, pd.Index)).to_numpy().tobytes()
+    except TypeError:
+        return None
+    labels = list(value.columns) if isinstance(value, pd.DataFrame) else [value.name]
+    dtypes = list(value.dtypes) if isinstance(value, pd.DataFrame) else [value.dtype]
+    return f"{type(value).__name__}({canonical_repr(labels)}, {[str(d) for d in dtypes]}, {len(value)})".encode() \
+        + hashed
+
+
 class _CodeDigest:
     """Feeds a hash with what defines a class, function or code object (module docstring), following the
     functions and classes of ``module`` that the code reads, each once; ``other_modules`` collects the
@@ -243,6 +271,8 @@ class _CodeDigest:
         self.h = hashlib.sha256()
         self.seen: set[int] = set()
         self.other_modules: set[str] = set()
+        self.reading = ""  # the global (or class attribute) being read
+        self.by_type: dict[str, str] = {}  # with read_data: global -> the type it was named by, its contents unread
 
     def add(self, obj: object) -> None:
         if isinstance(obj, (staticmethod, classmethod)):
@@ -282,6 +312,7 @@ class _CodeDigest:
             for name in self._names(obj.__code__):
                 if name in obj.__globals__:
                     self.h.update(name.encode() + b"=")
+                    self.reading = name
                     self._global(obj.__globals__[name])
         elif isinstance(obj, type) and getattr(obj, "__module__", None) == self.module:
             if id(obj) in self.seen:
@@ -309,7 +340,10 @@ class _CodeDigest:
         elif self.read_data and (content := data_content(obj)) is not None:
             self.h.update(hashlib.sha256(content).digest())
         else:
-            self.h.update(f"<{type(obj).__module__}.{type(obj).__qualname__}>".encode())
+            kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
+            self.h.update(f"<{kind}>".encode())
+            if self.read_data and self.reading and not _is_routine(obj):
+                self.by_type.setdefault(self.reading, kind)
 
     def _code(self, code: types.CodeType) -> None:
         self.h.update(code.co_code + canonical_repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
@@ -337,6 +371,13 @@ class _CodeDigest:
             self.add(value)
 
 
+def _is_routine(value: object) -> bool:
+    """A function of C code (``math.sqrt``, ``np.exp``): code of a library, which holds no settings."""
+    import numpy as np
+
+    return isinstance(value, (types.BuiltinFunctionType, types.MethodDescriptorType, np.ufunc))
+
+
 def _is_code(value: object) -> bool:
     return isinstance(value, (types.FunctionType, staticmethod, classmethod, property, functools.cached_property,
                               functools.partialmethod))
@@ -351,12 +392,26 @@ def _module_of(value: object) -> str | None:
     return None
 
 
-def class_code_digest(cls: type) -> str:
-    """The digest of a class's own code and what it reads (:class:`_CodeDigest`)."""
+def _class_digest(cls: type) -> _CodeDigest:
     # a cell's settings are in no file, and a script's may be rebound between its runs (its file stays the same)
     digest = _CodeDigest(cls.__module__, read_data=cls.__module__ == "__main__" or not _defined_in_its_module_file(cls))
     digest.add(cls)
-    return digest.h.hexdigest()
+    return digest
+
+
+def class_code_digest(cls: type) -> str:
+    """The digest of a class's own code and what it reads (:class:`_CodeDigest`)."""
+    return _class_digest(cls).h.hexdigest()
+
+
+def globals_named_by_type(cls: type) -> dict[str, str]:
+    """{global: its type} of the globals a notebook's or script's method classes (``cls`` and its own bases) read
+    whose contents no digest reads (a frozen scipy distribution, a fitted model, a random generator): an edit of
+    one is no new code, so a run would serve the numbers stored before."""
+    found: dict[str, str] = {}
+    for k in _own_classes(cls):
+        found |= _class_digest(k).by_type
+    return found
 
 
 def _package_files(module_name: str) -> list[tuple[str, str]]:

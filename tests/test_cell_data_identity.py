@@ -116,6 +116,44 @@ def test_numpy_scalars_in_a_cells_settings_are_data(notebook):
     assert method_code_identity(cell_class(notebook, "{'scale': np.float32(1.0), 'k': np.int64(4)}")) != before
 
 
+@pytest.mark.parametrize("first, second", [
+    ("Fraction(2)", "Fraction(3)"), ("Decimal('2.0')", "Decimal('3.0')"),
+    ("pd.Series({'half': 2.0})", "pd.Series({'half': 3.0})"),
+    ("pd.DataFrame({'half': [2.0]})", "pd.DataFrame({'half': [3.0]})"),
+    ("pd.DataFrame({'half': [2.0]})", "pd.DataFrame({'width': [2.0]})"),  # a column renamed
+    ("pd.Series([2.0], index=['a'])", "pd.Series([2.0], index=['b'])"),
+])
+def test_numbers_of_any_kind_and_pandas_settings_of_a_cell_are_data(notebook, first, second):
+    """A Fraction, a Decimal, a Series or a DataFrame of settings rebound by a settings cell: the run served the
+    numbers stored before (named by their type only)."""
+    head = "from fractions import Fraction\nfrom decimal import Decimal\nimport pandas as pd\n"
+    identities = [method_code_identity(cell_class(notebook, half="float(1.0 if SETTINGS is None else 2.0)",
+                                                  extra=f"{head}SETTINGS = {value}\n"))
+                  for value in (first, first, second)]
+    assert identities[0] == identities[1] != identities[2]
+
+
+def test_a_cells_global_whose_contents_are_unread_is_named_before_the_run(notebook):
+    """A frozen scipy distribution (or any object) rebound by a settings cell is no new code: the run says so
+    instead of serving the stored numbers without a word; library functions (math.sqrt, np.exp) are not named."""
+    from pibench.methods.code_identity import globals_named_by_type
+
+    cls = cell_class(notebook, half="float(DIST.std()) * sqrt(1.0) * np.exp(0.0) * exp(0.0) + SETTINGS['k']",
+                     extra="from math import sqrt\nfrom numpy import exp\nfrom scipy.stats import norm\n"
+                           "DIST = norm(0, 2.0)\nSETTINGS = {'k': 0.0}\n")
+    assert globals_named_by_type(cls) == {"DIST": "scipy.stats._distn_infrastructure.rv_continuous_frozen"}
+    before = method_code_identity(cls)
+    exec("DIST = norm(0, 3.0)", notebook)
+    assert method_code_identity(cls) == before  # what the note is for
+    from pibench.benchmarks.preflight import prepare_tasks
+    from pibench.benchmarks.suite import build_tasks, load_suite
+
+    tasks = build_tasks(load_suite("default", quick=True), methods=["banded_cell"], datasets=["ar1"])
+    _, notes = prepare_tasks(tasks)
+    assert any(note.startswith("method 'banded_cell' reads DIST (a scipy.stats._distn_infrastructure."
+                               "rv_continuous_frozen), whose contents pibench cannot read") for note in notes)
+
+
 DECORATOR = """
 import functools
 
