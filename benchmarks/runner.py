@@ -448,6 +448,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
     with store.lock():
         folder = store.folder_id()
         why = {t.task_id: store.why_not_done(t.task_id) for t in tasks}
+        notes += _refreshed_files([t for t in tasks if why[t.task_id] is None], store)
         store.mark_requested([t.task_id for t in tasks])
         todo = [t for t in tasks if why[t.task_id] is not None]
         redone = _why_again(todo, why, store)
@@ -495,6 +496,20 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                 (Path(results_dir) / derived).unlink(missing_ok=True)
     return RunReport(executed=executed, skipped=len(tasks) - len(todo), summary_path=summary, notes=notes,
                      redone=redone)
+
+
+def _refreshed_files(done: list[Task], store: ResultsStore) -> list[str]:
+    """A line per data file whose bytes changed since done tasks read it, but not the data they read (their ids,
+    re-derived from the data as loaded now, are the same): their records take the file's checksum now
+    (:meth:`ResultsStore.refresh_data_files`), where the tables left them out as run on a changed file."""
+    checksums: dict[str, str | None] = {}
+    kept: dict[str, set[str]] = {}
+    for task in done:
+        for path in store.refresh_data_files(task.task_id, checksums):
+            kept.setdefault(path, set()).add(task.config["dataset"]["label"])
+    return [f"{path} changed since the stored tasks of {', '.join(map(repr, sorted(labels)))} read it, but not in "
+            "the data they read (a column they do not use, say): their results stand"
+            for path, labels in sorted(kept.items())]
 
 
 def _script_state_notes(tasks: list[Task]) -> list[str]:

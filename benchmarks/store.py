@@ -339,6 +339,24 @@ class ResultsStore:
             return {}
         return {str(k): v for k, v in marks.items() if isinstance(v, str)}
 
+    def refresh_data_files(self, task_id: str, checksums: dict[str, str | None]) -> list[str]:
+        """For a done task (its id re-derived from the data as loaded now), the data files whose bytes changed
+        but not what the task reads (a column it does not use): their checksums in the record are set to the
+        files' now, so that the tables keep it (:func:`pibench.reports.selection.select_current` leaves out a
+        record whose file changed); returns those files. ``checksums``: path -> sha256 now (filled as read)."""
+        path = self.record_path(task_id)
+        record = json.loads(path.read_text())
+        files = record.get("data_files") or {}
+        for name in files:
+            if name not in checksums:
+                checksums[name] = _sha256(Path(name).read_bytes()) if Path(name).is_file() else None
+        changed = [name for name, sha in files.items() if checksums[name] is not None and checksums[name] != sha]
+        if changed:
+            record["data_files"] = {name: checksums[name] if name in changed else sha for name, sha in files.items()}
+            text = json.dumps(record, indent=1, sort_keys=True, default=str)
+            atomic_write(path, lambda p: Path(p).write_text(text))
+        return changed
+
     def predictions(self, task_id: str) -> pd.DataFrame:
         return pd.read_parquet(self.predictions_path(task_id))
 

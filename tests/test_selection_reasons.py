@@ -194,3 +194,30 @@ def test_the_note_of_rows_of_other_code_by_hand():
     assert line == ("suite default: the rows on d0, d1, d2, d3, d4, d5 and 3 more ran other pibench code (unknown, "
                     "v0) than this one (v1); run them again to refresh: `pibench run --suite default --methods m "
                     "--datasets d0 d1 d2 d3 d4 d5 d6 d7 d8 --alpha 0.1`")
+
+
+def test_a_file_edited_outside_the_data_a_task_reads_keeps_its_results(tmp_path):
+    """A column no task reads edited (or the file saved again with other bytes): the run found the task done (its
+    id is of the data as loaded), while every table left it out as run on a changed file, and the rerun the report
+    advised found it done again, for ever. The run now takes the file's checksum into its records and says so; an
+    edit of the target still runs the task again."""
+    import numpy as np
+    import pandas as pd
+
+    from pibench import load_results, run
+
+    path = tmp_path / "f.csv"
+    frame = pd.DataFrame({"y": np.random.default_rng(0).normal(size=400), "note": 0.0})
+    frame.to_csv(path, index=False)
+    first = run(methods=["autoreg"], datasets=[f"csv:{path}:y"], results_dir=tmp_path / "r", progress=False)
+    frame.assign(note=1.0).to_csv(path, index=False)
+    assert "has changed since it ran" in " ".join(load_results(tmp_path / "r").left_out)  # (before a run says why)
+    again = run(methods=["autoreg"], datasets=[f"csv:{path}:y"], results_dir=tmp_path / "r", progress=False)
+    assert again.run_report.skipped == 1 and not again.run_report.executed
+    assert any(note.startswith(f"{path} changed since the stored tasks of 'csv:{path}:y' read it, but not in the "
+                               "data they read") for note in again.run_report.notes)
+    shown = load_results(tmp_path / "r")
+    assert shown.summary[["task_id", "coverage"]].equals(first.summary[["task_id", "coverage"]]) and not shown.left_out
+    frame.assign(note=1.0, y=frame["y"] * 2).to_csv(path, index=False)  # the target: new data, run again
+    third = run(methods=["autoreg"], datasets=[f"csv:{path}:y"], results_dir=tmp_path / "r", progress=False)
+    assert len(third.run_report.executed) == 1 and not any("results stand" in n for n in third.run_report.notes)
