@@ -36,7 +36,13 @@ from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.step_order import gap_text, skipped, step_key, step_numbers, usual_step
-from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
+from pibench.data_loaders.tables import (
+    check_magnitude,
+    comma_hint,
+    header_below_hint,
+    read_table,
+    where_relative,
+)
 from pibench.data_loaders.validation import did_you_mean
 
 
@@ -183,7 +189,7 @@ def csv_problem(
     missing = [c for c in [target, *features] + ([time] if time else []) if frame is not None and c not in frame]
     if frame is not None and missing:
         problems.append(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
-                        f"{did_you_mean(missing[0], frame.columns)}")
+                        f"{header_below_hint(frame, missing) or did_you_mean(missing[0], frame.columns)}")
     if problems or frame is None:
         if not exists and len(problems) == 1:  # the file alone is missing: an optional entry is skipped
             raise DataNotFoundError(problems[0])

@@ -36,7 +36,13 @@ import pandas as pd
 from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import SetProblem
 from pibench.data_loaders.step_order import gap_text, skipped, step_key, step_numbers, usual_step
-from pibench.data_loaders.tables import check_magnitude, comma_hint, read_table, where_relative
+from pibench.data_loaders.tables import (
+    check_magnitude,
+    comma_hint,
+    header_below_hint,
+    read_table,
+    where_relative,
+)
 from pibench.data_loaders.validation import did_you_mean
 
 PARTS = ("train", "calibration", "test")
@@ -79,7 +85,7 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
     wanted = [id_column, step_column, value_column] + [c for c in (split_column, group_column) if c]
     missing = [c for c in wanted if c not in frame.columns]
     if missing:
-        hint = did_you_mean(missing[0], frame.columns)
+        hint = header_below_hint(frame, missing) or did_you_mean(missing[0], frame.columns)
         raise ValueError(f"{path}: no column(s) {missing}; the file has {list(frame.columns)} (give the column "
                          f"names with id_column / step_column / value_column).{hint}")
     blank = (frame[id_column].isna() | (frame[id_column].astype(str).str.strip() == "")).to_numpy()

@@ -36,6 +36,31 @@ def comma_hint(values: np.ndarray) -> str:
             "a point." if comma else "")
 
 
+def header_below_hint(frame: pd.DataFrame, missing: list[str]) -> str:
+    """" The line under the first names them ..." where the columns ``missing`` from ``frame`` are values of its
+    first row (a title line above the header, read as the header), else ""."""
+    first = {str(v).strip() for v in frame.iloc[0]} if len(frame) else set()
+    return (f" The line under the first names {', '.join(map(repr, missing))}: the first line "
+            f"({', '.join(map(str, frame.columns))}) is a title above the header; remove it."
+            if missing and set(missing) <= first else "")
+
+
+def _title_line(path: Path) -> str | None:
+    """The file's first line where it is a comment or title above the header (it starts with '#', or the line
+    under it holds no number where it has more fields: the real header), else None; None for a compressed file."""
+    if path.suffix.lower() in COMPRESSED:
+        return None
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        lines = [line.rstrip("\r\n") for line in itertools.islice(fh, 2)]
+    if len(lines) < 2:
+        return None
+    top, under = (next(csv.reader([line], skipinitialspace=True), []) for line in lines)
+    if lines[0].lstrip().startswith("#"):
+        return lines[0]
+    numbers = [field for field in under if re.fullmatch(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*", field)]
+    return lines[0] if len(under) > len(top) and not numbers else None
+
+
 def _check_first_row(path: Path, frame: pd.DataFrame) -> None:
     """ValueError if the first data row has more fields than the header: pandas takes the extra leading
     field(s) as an index, shifting every column (a later longer row is a ParserError). Found by the index
@@ -53,6 +78,10 @@ def _check_first_row(path: Path, frame: pd.DataFrame) -> None:
             header, first = next(rows, []), next(rows, [])
         fields, trailing = len(first), all(not field.strip() for field in first[len(header):])
     if fields > len(header):
+        title = _title_line(path)
+        if title is not None:
+            raise ValueError(f"{path}: its first line ({title!r}) is no header but a title or comment above it (the "
+                             "next line names the columns): remove that line, so that the header comes first.")
         why = ("the row ends with a comma the header lacks: remove trailing commas." if trailing
                else SPLIT_NUMBER_HINT)
         raise ValueError(f"{path}: the first data row has {fields} fields but the header names {len(header)} "

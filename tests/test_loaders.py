@@ -646,6 +646,25 @@ def test_rows_longer_than_the_header_are_refused_not_shifted(tmp_path: Path, row
     assert "thousands separators" in str(refused.value)
 
 
+TITLE_ABOVE = ("its first line ({!r}) is no header but a title or comment above it (the next line names the columns): "
+               "remove that line")
+
+
+@pytest.mark.parametrize("title, message", [
+    ("# exported 2024-01-01", TITLE_ABOVE.format("# exported 2024-01-01")),
+    ("Daily prices export", TITLE_ABOVE.format("Daily prices export")),
+    ("Daily prices, EUR", "no column(s) ['y']; the file has ['Daily prices', 'EUR']. The line under the first names "
+                          "'y': the first line (Daily prices, EUR) is a title above the header; remove it."),
+])
+def test_a_title_line_above_the_header_is_named_as_such(tmp_path: Path, title, message) -> None:
+    """An export's comment or title line above the header was refused with advice on thousands separators, which
+    the file had none of (or, with as many fields as the header, pandas' header: its column was not there)."""
+    rows = "".join(f"{i},{v}\n" for i, v in enumerate(np.random.default_rng(0).normal(size=300)))
+    path = _write(tmp_path / "c.csv", f"{title}\nt,y\n{rows}")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        csv_problem(path=path, target="y")
+
+
 def test_without_time_a_step_is_labelled_by_its_row_of_the_file(tmp_path: Path) -> None:
     """Rows counted from 0 under the header, as the errors count them: 1,000 rows, a quarter tested, is rows
     750 to 999 (once 745 to 994: the rows less the lags)."""
