@@ -280,15 +280,16 @@ def _each_problem(first: Exception, params: dict, recheck: Callable[[dict], None
 
 
 def _check_task(task: Task, problem, cls: type[IntervalMethod], schedule: SeriesSchedule | None
-                ) -> tuple[int, int]:
+                ) -> tuple[int, int, str | None]:
     """Raise ValueError if the task's method (class ``cls``) or parameters cannot run on ``problem`` with
-    its protocol's ``schedule`` (None for sets); else (test steps, fits) of the schedule ((0, 0) for sets)."""
+    its protocol's ``schedule`` (None for sets); else (test steps, fits) of the schedule ((0, 0) for sets), and the
+    method's note on the window (:meth:`~pibench.methods.base.IntervalMethod.window_note`)."""
     method = _checked_method(task, cls)
     method.prepare(problem)
     if schedule is not None:
         method.check_window(schedule.window, problem.n_groups)
-        return schedule.stop - problem.test_start, len(schedule.fit_steps)
-    return 0, 0
+        return schedule.stop - problem.test_start, len(schedule.fit_steps), method.window_note(schedule.window)
+    return 0, 0, None
 
 
 def _schedules(tasks: list[Task], problem: SeriesProblem, classes: dict[str, type[IntervalMethod]],
@@ -619,7 +620,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
                 continue  # its problem is noted (a wrong protocol, one the series cannot hold, its class)
             task = tasks[i]
             try:
-                steps, fits = _check_task(task, problem, cls, schedules.get(protocol))
+                steps, fits, short = _check_task(task, problem, cls, schedules.get(protocol))
             except NotApplicable as exc:
                 not_applicable[_left_out(task, exc)] = None
                 continue
@@ -629,6 +630,8 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             if isinstance(problem, SeriesProblem):
                 notes.update(dict.fromkeys(f"dataset {label!r}: {line}"
                                            for line in _protocol_notes(c["protocol"], steps, problem)))
+            if short:
+                notes[f"dataset {label!r}: {short}"] = None
             if steps > LARGE_STEPS or fits > LARGE_FITS:
                 notes[f"dataset {label!r}: {steps:,} online test steps and {fits:,} refits per task (the default "
                       "suite's are 2,000 and 20); " + LONG_RUN_NOTE + ", or shorten the test span, raise retrain_every "

@@ -214,6 +214,11 @@ class IntervalMethod(ABC):
         if n_steps < 2:
             raise ValueError(f"{self.name} needs a window of at least 2 steps; got {n_steps}.")
 
+    def window_note(self, n_steps: int) -> str | None:
+        """A line where windows of ``n_steps`` steps are valid but too short for the method to do what it is for
+        (too few calibration scores for its level), said before a run; default None."""
+        return None
+
     # -- the contract -----------------------------------------------------------
     @abstractmethod
     def fit(self, data, calibration: SetData | None = None) -> IntervalMethod:

@@ -29,6 +29,8 @@ class OnlineCalibrator(Protocol):
 class OnlineRadiusMethod(SplitConformalMethod):
     """y_hat +/- q_t with q_t from :meth:`_new_calibrator` (``radius()``, ``update(scores, radius)``)."""
 
+    reads_a_score_quantile = False  # the scores start the radius, which then learns online
+
     def _new_calibrator(self, calibration_scores: np.ndarray) -> OnlineCalibrator:
         raise NotImplementedError
 

@@ -12,6 +12,9 @@ turn the sorted scores into half-widths (ACI, NexCP, ...) and see revealed steps
 
 from __future__ import annotations
 
+import itertools
+import math
+
 import numpy as np
 
 from pibench.data_loaders.problems import SeriesData, SetData
@@ -89,6 +92,27 @@ class SplitConformalMethod(IntervalMethod):
 
     def check_window(self, n_steps: int, n_groups: int = 1) -> None:
         proper_training_size(n_steps, self.calibration_fraction)
+
+    #: Whether the intervals are a quantile of the window's calibration scores (ACI, NexCP: a window of too few
+    #: scores for the level cannot cover), not an online radius the scores only start.
+    reads_a_score_quantile = True
+
+    def window_note(self, n_steps: int) -> str | None:
+        """Where a window's calibration part has fewer scores than the (1 - alpha) quantile of split conformal
+        needs to be finite, ceil((n + 1)(1 - alpha)) <= n (Lei et al. 2018), i.e. n >= (1 - alpha) / alpha:
+        the quantile is then below the conformal one (too short, ACI at gamma = 0 covering 37% for 90%) or, as
+        ACI's level moves, infinite."""
+        def scores(window: int) -> int:
+            return window - proper_training_size(window, self.calibration_fraction)
+
+        need = math.ceil((1 - self.alpha) / self.alpha - 1e-9)
+        if not self.reads_a_score_quantile or scores(n_steps) >= need:
+            return None
+        enough = next(w for w in itertools.count(n_steps + 1) if scores(w) >= need)
+        return (f"window={n_steps} leaves {self.name} {scores(n_steps)} calibration scores (calibration_fraction="
+                f"{self.calibration_fraction:g}), fewer than the {need} that a finite {1 - self.alpha:.0%} conformal "
+                f"quantile needs: its intervals will be too short, or infinite; give a window of at least {enough} "
+                "steps or a larger calibration_fraction")
 
     def use_forecasts(self, forecasts: PrecomputedForecasts) -> SplitConformalMethod:
         self.forecasts_ = forecasts

@@ -117,3 +117,33 @@ def test_vectorised_grid_equals_the_step_by_step_method():
         np.testing.assert_allclose(lower[k], out.lower, rtol=1e-12)
         np.testing.assert_allclose(upper[k], out.upper, rtol=1e-12)
     assert np.isinf(upper[3]).any()  # gamma = 0.3 drives alpha_t below 0 at some step
+
+
+def test_a_window_of_too_few_calibration_scores_for_the_level_is_noted_before_the_run():
+    """window = 4 (2 calibration scores) ran without a word: ACI at gamma = 0, split conformal for 90%, covered
+    37% there. The note says so where the calibration part holds fewer than (1 - alpha) / alpha scores, the
+    fewest for which ceil((n + 1)(1 - alpha)) <= n (a finite conformal quantile), and names a window that has them."""
+    from pibench.benchmarks.preflight import prepare_tasks
+    from pibench.benchmarks.suite import build_tasks, load_suite
+
+    aci = get_method("aci")
+    for alpha, need in ((0.1, 9), (0.2, 4), (0.05, 19)):
+        method = aci(alpha=alpha)
+        short = method.window_note(2 * need - 2)  # a calibration half of need - 1 scores
+        assert short is not None and f"{need - 1} calibration scores" in short and f"the {need} that" in short
+        assert method.window_note(2 * need) is None
+    assert get_method("conformal_pid")(alpha=0.1).window_note(4) is None  # an online radius the scores only start
+    assert get_method("nexcp")(alpha=0.1).window_note(4) is not None
+    problem = ar_problem(n_train=200, n_test=200, seed=0)
+    out = run_series(problem, aci(alpha=0.1, gamma=0.0, base="linear"), kind="online", window=8,
+                     retrain_every=1)
+    covered = ((out.lower <= out.y) & (out.y <= out.upper)).mean()
+    assert covered < 0.8  # what the note is for: 4 scores do not reach the 90% quantile (0.68-0.73 over seeds 0-4)
+    suite = load_suite("default", quick=True)
+    tasks = build_tasks({**suite, "protocol": {**suite.get("protocol", {}), "window": 4}}, methods=["aci", "sf_ogd"],
+                        datasets=["ar1"])
+    _, notes = prepare_tasks(tasks)
+    assert [n for n in notes if "calibration scores" in n] == [
+        "dataset 'ar1': window=4 leaves aci 2 calibration scores (calibration_fraction=0.5), fewer than the 9 that a "
+        "finite 90% conformal quantile needs: its intervals will be too short, or infinite; give a window of at "
+        "least 17 steps or a larger calibration_fraction"]
