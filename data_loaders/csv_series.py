@@ -76,6 +76,13 @@ def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None =
     return frame.iloc[order], step_numbers(key.iloc[order])
 
 
+def _reads_as_yyyymmdd(column: pd.Series) -> bool:
+    """Whether a column of whole numbers is dates written YYYYMMDD (20240131): as numbers, a month's end skips."""
+    if not pd.api.types.is_integer_dtype(column) or not column.between(10_000_101, 99_991_231).all():
+        return False
+    return bool(pd.to_datetime(column.astype(str), format="%Y%m%d", errors="coerce").notna().all())
+
+
 def _skipped_note(steps: np.ndarray, time: str) -> str | None:
     """A note where the column of times ``time`` (given as time, or dates down the file) skips steps
     (:func:`~pibench.data_loaders.step_order.skipped`): the rows are the steps all the same."""
@@ -199,6 +206,9 @@ def csv_problem(
     if time:
         frame, steps = _order(frame, time, path, time_format)
         order_note = _skipped_note(steps, time)
+        if order_note and time_format is None and _reads_as_yyyymmdd(frame[time]):
+            order_note += (f"; its whole numbers read as dates written YYYYMMDD (the first {frame[time].iloc[0]}): "
+                           "give time_format = \"%Y%m%d\" to step by days, not by numbers")
     else:
         forwards, disorder = _check_not_backwards(frame, [target, *features], path)
         order_note = _skipped_note(forwards[1], forwards[0]) if forwards else disorder

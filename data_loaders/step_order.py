@@ -36,6 +36,11 @@ def _dates(column: pd.Series, what: str, path: Path) -> pd.Series | None:
     return readings[0] if readings else None
 
 
+def _as_written(value: object) -> object:
+    """A cell as the file wrote it: 20200101, not np.int64(20200101)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def step_key(column: pd.Series, what: str, path: Path, time_format: str | None = None,
              fix: str = "Fix that row.") -> pd.Series:
     """The values of ``column`` (named ``what`` in errors, e.g. "the time column 'date'") as numbers or
@@ -50,8 +55,8 @@ def step_key(column: pd.Series, what: str, path: Path, time_format: str | None =
             key = pd.to_datetime(column.astype(str), format=time_format, errors="coerce", utc="%z" in time_format)
         if key.isna().any():
             row = column.index[key.isna()][0]
-            raise ValueError(f"{path}: row {row} of {what} holds {column[row]!r}, which time_format "
-                             f"{time_format!r} does not read; fix that row or the format.")
+            raise ValueError(f"{path}: row {row} of {what} holds {_as_written(column[row])!r}, which "
+                             f"time_format {time_format!r} does not read; fix that row or the format.")
         return key
     if pd.api.types.is_numeric_dtype(column):
         return column
@@ -81,8 +86,8 @@ def step_key(column: pd.Series, what: str, path: Path, time_format: str | None =
         raise ValueError(f"{path}: {what} holds neither numbers nor dates (row {row} holds {column[row]!r}), so "
                          f"pibench cannot order the rows by it. {fix}")
     kind = "numbers" if key is numbers else "dates"
-    raise ValueError(f"{path}: {what} holds {kind}, but row {row} holds {column[row]!r}, which is neither a number "
-                     f"nor a date, so pibench cannot order the rows by it. {fix}")
+    raise ValueError(f"{path}: {what} holds {kind}, but row {row} holds {_as_written(column[row])!r}, which is neither "
+                     f"a number nor a date, so pibench cannot order the rows by it. {fix}")
 
 
 def step_numbers(key: pd.Series) -> np.ndarray:

@@ -757,3 +757,19 @@ def test_a_parquet_time_column_of_dates_labels_the_steps_as_dates(tmp_path: Path
     p = csv_problem(path=tmp_path / "d.parquet", target="y", time="day", lags=1)
     read = dates_in_order(pd.Series(p.time))
     assert read is not None and read.iloc[0] == days[1] and read.iloc[-1] == days[-1]
+
+
+def test_whole_numbers_that_are_yyyymmdd_dates_point_at_time_format(tmp_path: Path) -> None:
+    """20200131 then 20200201 read as numbers skip 70 steps: the note said so without naming the fix; and a
+    time_format that does not read a number showed np.int64(20200101)."""
+    days = pd.date_range("2020-01-01", periods=400).strftime("%Y%m%d")
+    path = _write(tmp_path / "d.csv", "d,y\n" + "".join(f"{d},{i % 7}\n" for i, d in enumerate(days)))
+    (note,) = csv_problem(path=path, target="y", time="d").metadata["notes"]
+    assert note.endswith('its whole numbers read as dates written YYYYMMDD (the first 20200101): give time_format = '
+                         '"%Y%m%d" to step by days, not by numbers')
+    assert "notes" not in csv_problem(path=path, target="y", time="d", time_format="%Y%m%d").metadata
+    with pytest.raises(ValueError, match=r"row 0 of the time column 'd' holds 20200101, which time_format"):
+        csv_problem(path=path, target="y", time="d", time_format="%Y-%m-%d")
+    steps = _write(tmp_path / "s.csv", "t,y\n" + "".join(f"{t},{t % 7}\n" for t in [*range(200), *range(300, 500)]))
+    (plain,) = csv_problem(path=steps, target="y", time="t").metadata["notes"]
+    assert "YYYYMMDD" not in plain  # step numbers that skip are no dates

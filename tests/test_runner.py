@@ -419,6 +419,12 @@ def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
     (tmp_path / "q.toml").write_text(head + 'quick = { datasets = ["nope"] }\n')
     with pytest.raises(ValueError, match=re.escape("method 'autoreg' (its quick table) names datasets ['nope']")):
         load_suite(tmp_path / "q.toml")
+    (tmp_path / "q.toml").write_text(head + 'seeds = [0, 1]\n')  # a top-level key written under a table: that table's
+    with pytest.raises(ValueError, match=re.escape("[[methods]] entry 1 (autoreg): unknown key 'seeds'; allowed keys: "
+                                                   "name, setting, params, grid, protocol, datasets, quick. seeds is a "
+                                                   "key of the suite itself: TOML gives a key written under a [[...]] "
+                                                   "header to that table, so write it above the first [[datasets]]")):
+        load_suite(tmp_path / "q.toml")
     (tmp_path / "q.toml").write_text('device = "GPU"\n' + head)  # the file named, where the runner said device= alone
     with pytest.raises(ValueError, match=re.escape(f"suite {tmp_path / 'q.toml'}: top level: device = 'GPU' must be")):
         load_suite(tmp_path / "q.toml")
