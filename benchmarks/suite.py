@@ -353,7 +353,8 @@ def _is_set_dataset(name: str) -> bool:
 
 
 def _params_and_grid_problems(entry: dict, where: str) -> list[str]:
-    """A key in both params and grid (the grid's values would win unseen), and datasets = [] (no task)."""
+    """A key in both params and grid (the grid's values would win unseen), a grid value listed twice, and datasets
+    = [] (no task)."""
     params, grid = entry.get("params"), entry.get("grid")
     params, grid = (params if isinstance(params, dict) else {}), (grid if isinstance(grid, dict) else {})
     both = sorted(set(params) & set(grid))
@@ -368,6 +369,10 @@ def _params_and_grid_problems(entry: dict, where: str) -> list[str]:
     if entry.get("datasets") == []:
         problems.append(f"{where}: datasets = [] runs the entry on no dataset; name its datasets, or leave the key "
                         "out to run it on every dataset.")
+    for key, values in sorted(grid.items()):  # a repeat ran once, one setting fewer than the grid reads
+        repeated = [v for i, v in enumerate(values) if v in values[:i]] if isinstance(values, list) else []
+        if repeated:
+            problems.append(f"{where}: grid {key} lists {repeated[0]!r} more than once; list each value once.")
     return problems
 
 

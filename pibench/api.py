@@ -73,6 +73,8 @@ class Results:
         metrics = [c for c in ("coverage", "mean_length", "winkler", "length_ratio_oracle") if c in ok]
         table = ok.groupby(keys, sort=False)[metrics].mean(numeric_only=True)
         table.insert(0, "seeds", ok.groupby(keys, sort=False).size())
+        table = table.rename(columns={"coverage": "coverage %"})  # as the tables show it: 90.25, not 0.902
+        table["coverage %"] = table["coverage %"].map(lambda v: f"{100 * v:.2f}")
         return head + table.reset_index().to_html(index=False, border=0, float_format=format_number)
 
     def select(self, *, suites: list[str] | str | None = None, methods: list[str] | str | None = None,
@@ -422,6 +424,11 @@ def run(suite: str | Path | None = None, *, methods: list[str] | None = None, da
         raise ValueError(f"progress={progress!r} must be True, False or 'lines'.")
     if not isinstance(yes, bool):
         raise ValueError(f"yes={yes!r} must be True or False.")
+    if data_dir is not None and not isinstance(data_dir, (str, Path)):
+        raise ValueError(f"data_dir={data_dir!r} must be a folder path, e.g. data_dir='data' (default: $PIBENCH_DATA "
+                         "or ~/.cache/pibench/data).")
+    if on_start is not None and not callable(on_start):
+        raise ValueError(f"on_start={on_start!r} must be a function of (tasks, to_run), or None.")
     # a notebook's np.arange(3) or np.linspace(...): its numbers, as Python's
     seeds = seeds.tolist() if isinstance(seeds, np.ndarray) else seeds
     alpha = alpha.tolist() if isinstance(alpha, np.ndarray) else alpha

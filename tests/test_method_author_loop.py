@@ -325,6 +325,10 @@ def test_results_and_run_reports_have_short_reprs_and_html_tables(plugin_project
     assert repr(results.run_report) == "<RunReport: ran 4, skipped 0 already finished>"
     page = results._repr_html_()
     assert page.count("<tr") == 1 + 4 and "mean_length" in page  # header + (2 methods x 2 levels)
+    import re
+
+    shown = [float(v) for v in re.findall(r"<td>(\d+\.\d\d)</td>", page)]  # coverage in percent, as the tables say
+    assert "coverage %" in page and any(abs(v - 100 * c) < 0.006 for v in shown for c in results.summary["coverage"])
     assert "<table" in results.run_report._repr_html_()
 
 
@@ -391,6 +395,8 @@ def test_a_bad_suite_file_lists_every_problem(tmp_path):
     ({"suite": ""}, "is not a suite"),
     ({"jobs": 0}, "jobs=0 must be a whole number >= 1"),  # (it said n_jobs, the runner's name)
     ({"threads": 1.5}, "threads=1.5 must be a whole number >= 1"),
+    ({"data_dir": 3}, "data_dir=3 must be a folder path"),  # (it was taken as the folder "3")
+    ({"on_start": 3}, "on_start=3 must be a function of (tasks, to_run)"),  # ('int' object is not callable)
     ({"suite": "fesp", "datasets": ["fsp"]}, "unknown dataset 'fsp'. Did you mean 'fesp'? It is neither a label "
                                              "of suite 'fesp' ('fesp') nor a dataset"),
 ])

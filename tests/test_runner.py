@@ -411,6 +411,8 @@ def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
         '[quick]\nquick = { whatever = 1 }\n': "[quick]: unknown key 'quick'; allowed keys: alpha, seeds, protocol, "
                                               "device.",
         '[quick]\ndevice = "gpu"\n': "[quick]: device = 'gpu' must be one of cpu, cuda, auto",
+        'grid = { lags = [1, 2, 1] }\n': "[[methods]] entry 1 (autoreg): grid lags lists 1 more than once; list "
+                                       "each value once.",  # (ran two settings for a grid of three)
     }
     for tail, message in cases.items():
         (tmp_path / "q.toml").write_text(head + tail)

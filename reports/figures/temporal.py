@@ -73,7 +73,8 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
 def interval_bands_figure(results: StoredResults, suite: str, dataset: str, group: str | None = None,
                           steps: int | None = None) -> Figure | None:
     """Intervals over a span of test steps for one series: the band, the truth as points, misses as red
-    crosses, an infinite bound drawn a span beyond the truth with an arrow there; one panel per method.
+    crosses, an infinite bound drawn a span beyond the truth with an arrow there; one panel per method, all on
+    one y scale.
     Default: fesp's last 14 days at 18:00, else the first 100 steps."""
     runs = headline_runs(results, suite, dataset)
     if not runs:
@@ -84,7 +85,8 @@ def interval_bands_figure(results: StoredResults, suite: str, dataset: str, grou
     cols = 2 if len(runs) > 1 else 1
     rows = math.ceil(len(runs) / cols)
     styles = figure_styles(run.method for run in runs)
-    fig, axes = new_figure(max(9.0, 6.5 * cols), 2.4 * rows + 0.8, rows, cols, sharex=True)
+    # one y scale for every panel: the bands' widths compare by eye (one panel's -2..2 beside another's -5..5 did not)
+    fig, axes = new_figure(max(9.0, 6.5 * cols), 2.4 * rows + 0.8, rows, cols, sharex=True, sharey=True)
     for ax, run in zip(axes.ravel(), runs):
         p = results.predictions(run.task_id)
         p = p[p["group"].astype(str) == group].sort_values("t")
