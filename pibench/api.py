@@ -260,7 +260,8 @@ class Results:
         from pibench.reports.selection import mixed_code_notes
 
         return mixed_code_notes(self.records, code_version(), _loaded_plugin_code(self.records),
-                                ResultsStore(self.results_dir).requested(), str(self.results_dir), builtin_suites())
+                                ResultsStore(self.results_dir).requested(), str(self.results_dir), builtin_suites(),
+                                _quick_only_configs({str(r["config"].get("suite")) for r in self.records}))
 
     def _mixed_code_section(self) -> str:
         lines = self.mixed_code()
@@ -326,6 +327,20 @@ def _loaded_plugin_code(records: list[dict]) -> dict[str, dict]:
         except Exception:  # as above: the stored results are reported all the same
             continue
     return loaded
+
+
+def _quick_only_configs(suites: set[str]) -> set[str]:
+    """The configurations, and data and protocols (:func:`~pibench.reports.selection.config_keys`), that only the
+    --quick variant of each built-in suite of ``suites`` has: a rerun command for such rows says --quick."""
+    from pibench.benchmarks.suite import build_tasks, builtin_suites, load_suite
+    from pibench.reports.selection import config_keys
+
+    found: set[str] = set()
+    for suite in sorted(suites & set(builtin_suites())):
+        full, quick = ({key for t in build_tasks(load_suite(suite, quick=q)) for key in config_keys(t.config)}
+                       for q in (False, True))
+        found |= quick - full
+    return found
 
 
 def load_results(results_dir: str | Path = "results") -> Results:

@@ -185,13 +185,13 @@ NAMED_AT_MOST = 6
 
 def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, dict] | None = None,
                      requested: dict[str, str] | None = None, results_dir: str | None = None,
-                     builtin: Collection[str] = ()) -> list[str]:
+                     builtin: Collection[str] = (), quick_only: Collection[str] = ()) -> list[str]:
     """One line per (suite, method) whose shown ``records`` (:func:`select_current`'s) ran more than one version
     of the method's code (a plugin edited, then run again on some datasets only: a leaderboard would rank the
     rows as one method), naming the rows of the older code and the command that runs them again; and one per
     suite with rows of other pibench code than ``code_version``. ``plugins`` and ``requested`` as for
     :func:`select_current`, whose choice of the newest code this follows; ``builtin`` the built-in suites'
-    names (:func:`rerun_command`)."""
+    names, ``quick_only`` the configurations only their --quick variants have (:func:`rerun_command`)."""
     plugins, requested = plugins or {}, requested or {}
     lines = []
     by_suite: dict[str, list[dict]] = {}
@@ -209,7 +209,7 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         if loaded_json is not None and loaded_json not in versions:
             lines.append(f"{method} ({suite}): its rows ran {len(versions)} versions of its code, none the one "
                          f"loaded now; run {_rows_named(rows)} again with it loaded: "
-                         f"`{rerun_command(suite, rows, results_dir, builtin)}`")
+                         f"`{rerun_command(suite, rows, results_dir, builtin, quick_only)}`")
             continue
         current = loaded_json if loaded_json is not None else \
             max(versions, key=lambda v: max(_latest(r, requested) for r in versions[v]))
@@ -219,7 +219,7 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         lines.append(f"{method} ({suite}): {_rows_named(older, among=rows)} ran other code than "
                      f"{'the code loaded now' if loaded_json is not None else 'its newest'} "
                      f"({', '.join(changes)}); to compare like with like, run them again with that code loaded: "
-                     f"`{rerun_command(suite, older, results_dir, builtin)}`")
+                     f"`{rerun_command(suite, older, results_dir, builtin, quick_only)}`")
     for suite, rows in sorted(by_suite.items()):
         other = [r for r in rows if _variant(r)[0] != code_version]
         if not other:
@@ -229,24 +229,51 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         lines.append(f"suite {suite}: {'every row' if whole else _rows_named(other, datasets_only=True)} ran other "
                      f"pibench code ({codes}) than this one ({code_version}); run "
                      f"{'it' if whole else 'them'} again to refresh: "
-                     f"`{rerun_command(suite, [] if whole else other, results_dir, builtin)}`")
+                     f"`{rerun_command(suite, [] if whole else other, results_dir, builtin, quick_only)}`")
     return lines
 
 
 def rerun_command(suite: str, records: list[dict], results_dir: str | None = None,
-                  builtin: Collection[str] = ()) -> str:
-    """``pibench run --suite ... --methods ... --datasets ... --alpha ... --results-dir ...``, which runs
+                  builtin: Collection[str] = (), quick_only: Collection[str] = ()) -> str:
+    """``pibench run --suite ... --methods ... --datasets ... --alpha ... [--quick] --results-dir ...``, which runs
     ``records``' tasks again (the whole suite for none), quoted for a shell; a suite not among the ``builtin``
-    names is named by a placeholder for its file."""
+    names is named by a placeholder for its file. ``--quick`` where every record's configuration, or its data
+    and protocol, is one only the suite's --quick variant has (``quick_only``: :func:`config_keys` of each). A
+    method defined in the running script or notebook (``__main__``), which the command line cannot load, gets
+    the call of ``pibench.run``."""
+    quick = bool(records) and all(set(config_keys(r["config"])) & set(quick_only) for r in records)
+    methods = sorted({str(r["method"]) for r in records})
+    datasets = sorted({str(r["dataset"]) for r in records})
+    levels = sorted({float(r["alpha"]) for r in records if r.get("alpha") is not None})
+    if records and any(_of_this_session(r) for r in records):
+        named = repr(suite) if suite in builtin else f"<the file of suite {suite!r}>"
+        arguments = [f"suite={named}", f"methods={methods!r}", f"datasets={datasets!r}", f"alpha={levels!r}",
+                     *(["quick=True"] if quick else []),
+                     *([f"results_dir={str(results_dir)!r}"] if results_dir is not None else [])]
+        return f"pibench.run({', '.join(arguments)})"
     parts = ["pibench", "run", "--suite"]
     parts.append(suite if suite in builtin else f"<the file of suite {suite!r}>")
     if records:
-        parts += ["--methods", *sorted({str(r["method"]) for r in records})]
-        parts += ["--datasets", *sorted({str(r["dataset"]) for r in records})]
-        parts += ["--alpha", *sorted({f"{float(r['alpha']):g}" for r in records if r.get("alpha") is not None})]
+        parts += ["--methods", *methods, "--datasets", *datasets]
+        parts += ["--alpha", *(f"{level:g}" for level in levels)]
+    if quick:
+        parts.append("--quick")
     if results_dir is not None:
         parts += ["--results-dir", str(results_dir)]
     return " ".join(p if p.startswith("<the file") else shlex.quote(p) for p in parts)
+
+
+def config_keys(config: dict) -> tuple[str, str]:
+    """A task's configuration but its seed and level, and its data and protocol alone, as JSON: what tells a
+    suite's --quick variant's rows apart (the latter also those of a method the suite does not list)."""
+    return (json.dumps({k: v for k, v in config.items() if k not in ("seed", "alpha")}, sort_keys=True, default=str),
+            json.dumps({k: config.get(k) for k in ("suite", "dataset", "protocol")}, sort_keys=True, default=str))
+
+
+def _of_this_session(record: dict) -> bool:
+    """Whether the record's method was defined in a running script or notebook (its code is ``__main__``'s only)."""
+    plugin = (record.get("identity") or {}).get("plugin") or {}
+    return bool(plugin) and all(key.split(":")[0] == "__main__" for key in plugin)
 
 
 def _rows_named(records: list[dict], datasets_only: bool = False, among: list[dict] | None = None) -> str:

@@ -196,6 +196,31 @@ def test_the_note_of_rows_of_other_code_by_hand():
                     "--datasets d0 d1 d2 d3 d4 d5 d6 d7 d8 --alpha 0.1`")
 
 
+def test_the_rerun_command_says_quick_for_quick_rows_and_gives_python_for_a_notebooks_method():
+    """The command dropped --quick for rows of the --quick variant (following it ran the full configuration beside
+    the quick rows), and gave `pibench run` for a method defined in the running notebook, which it cannot load."""
+    from pibench.api import _quick_only_configs
+    from pibench.benchmarks.suite import build_tasks, load_suite
+    from pibench.reports.selection import rerun_command
+
+    quick_only = _quick_only_configs({"default", "not a built-in suite"})
+    quick, full = (next(t.config for t in build_tasks(load_suite("default", quick=q), methods=["aci"])
+                        if t.config["dataset"]["label"] == "ar1") for q in (True, False))
+
+    def row(config, plugin=None):
+        return {"config": config, "method": "aci", "dataset": "ar1", "alpha": 0.1, "identity": {"plugin": plugin}}
+
+    assert rerun_command("default", [row(quick)], "r", ["default"], quick_only) == (
+        "pibench run --suite default --methods aci --datasets ar1 --alpha 0.1 --quick --results-dir r")
+    assert "--quick" not in rerun_command("default", [row(full)], "r", ["default"], quick_only)
+    assert "--quick" not in rerun_command("default", [row(quick), row(full)], "r", ["default"], quick_only)
+    mine = {**quick, "method": {"name": "band", "params": {}}}  # a method the suite does not list, on quick data
+    command = rerun_command("default", [{**row(mine, {"__main__:Band": "code:1"}), "method": "band"}], "r",
+                            ["default"], quick_only)
+    assert command == "pibench.run(suite='default', methods=['band'], datasets=['ar1'], alpha=[0.1], quick=True, " \
+                      "results_dir='r')"
+
+
 def test_a_file_edited_outside_the_data_a_task_reads_keeps_its_results(tmp_path):
     """A column no task reads edited (or the file saved again with other bytes): the run found the task done (its
     id is of the data as loaded), while every table left it out as run on a changed file, and the rerun the report
