@@ -251,10 +251,17 @@ def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, di
     low, high = f"{name}_ci_low", f"{name}_ci_high"
     if low not in table or table[low].isna().all():
         return
-    table[column] = [f"{format_number(v, digits)} [{format_number(scale * lo, digits)}, "
-                     f"{format_number(scale * hi, digits)}]"
-                     if pd.notna(lo) else format_number(v, digits) for v, lo, hi in
+    table[column] = [format_number(v, digits) if pd.isna(lo) else f"{format_number(v, digits)} [{CONSTANT}]"
+                     if abs(hi - lo) <= 1e-9 * max(abs(hi), 1.0) and name != "coverage" else  # a band of one width
+                     f"{format_number(v, digits)} [{format_number(scale * lo, digits)}, "
+                     f"{format_number(scale * hi, digits)}]" for v, lo, hi in
                      zip(table[column], table[low], table[high])]
+
+
+#: What a cell shows for a CI of no width (every test unit and seed of one value: a band of one width).
+CONSTANT = "constant"
+CONSTANT_NOTE = (f"[{CONSTANT}]: every test unit of every seed has this value (a band of one width), so a CI over "
+                 "them has no width; the spread a new calibration draw would bring is not in it.")
 
 
 def _p(value: float, edge: float = 0.05, mark: str = "*") -> str:
@@ -464,6 +471,8 @@ def markdown_table(frame: pd.DataFrame, statistics: pd.DataFrame | None = None) 
         parts.extend(_per_horizon_tables(set_part))
     if statistics is not None and len(statistics):
         parts.append(statistics_note(bool(len(series)), bool(len(set_part))))
+        if any(f"[{CONSTANT}]" in part for part in parts):
+            parts.append(f"_{CONSTANT_NOTE}_\n")
     return "\n".join(parts)
 
 

@@ -611,3 +611,24 @@ methods = [{ name = "oracle" }]
     assert (results.summary["coverage"] == 1.0).all()
     row = results.statistics.rows.iloc[0]
     assert (row["coverage_ci_low"], row["coverage_ci_high"]) == (pytest.approx(0.05 ** (1 / 120)), 1.0)
+
+
+def test_a_band_of_one_width_shows_constant_not_a_ci_of_no_width(stats_store):
+    """CF-RNN's band has one width per horizon: over one seed its mean length's CI over the test sequences read
+    [13.5, 13.5], as if certain; the cell says constant, and the note says what is not in it. Over two seeds the
+    seeds' spread gives it a CI."""
+    from pibench.api import Results
+
+    results, _ = stats_store
+    one_seed = Results(results.results_dir, [r for r in results.records if r["seed"] == 0])
+    tables = one_seed.tables()
+    cfrnn = next(line for line in tables.splitlines() if line.startswith("| stats | seasonal_sets | cfrnn "))
+    predictions = one_seed.predictions(one_seed.summary.query("method == 'cfrnn'").iloc[0])
+    widths = (predictions["upper"] - predictions["lower"]).groupby(predictions["horizon"])
+    assert (widths.max() - widths.min()).max() < 1e-9  # one width per horizon (but for rounding)
+    length = float(one_seed.summary.query("method == 'cfrnn'")["mean_length"].iloc[0])
+    assert f"{length:.3f} [constant]" in cfrnn and "[constant]: every test unit of every seed has this value" in tables
+    autoreg = next(line for line in tables.splitlines() if line.startswith("| stats | ar | autoreg "))
+    assert "[constant]" not in autoreg
+    both = next(line for line in results.tables().splitlines() if line.startswith("| stats | seasonal_sets | cfrnn "))
+    assert "[constant]" not in both
