@@ -640,7 +640,7 @@ def prepare_tasks(tasks: list[Task], data_dir: str | None = None) -> Prepared:
             plugin = plugins[c["method"]["name"]]
             if plugin:
                 identity["plugin"] = plugin
-            bound[i] = task.bound(identity, shipped[c["method"]["name"]])
+            bound[i] = task.bound(identity, shipped[c["method"]["name"]], files)
     notes.update(dict.fromkeys(_same_split_notes(set_prints)))
     if not problems and not bound and not_applicable:
         problems.update(dict.fromkeys(f"nothing left to run: {line}" for line in not_applicable))

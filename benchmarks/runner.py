@@ -499,16 +499,17 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
 
 
 def _refreshed_files(done: list[Task], store: ResultsStore) -> list[str]:
-    """A line per data file whose bytes changed since done tasks read it, but not the data they read (their ids,
-    re-derived from the data as loaded now, are the same): their records take the file's checksum now
+    """A line per data file whose bytes (or path) differ from those the records of done tasks name, where the data
+    this run loaded from it are theirs (their ids, re-derived from the data as loaded, are the same): a column they
+    do not read edited, another copy of the file. Their records take the files as loaded
     (:meth:`ResultsStore.refresh_data_files`), where the tables left them out as run on a changed file."""
-    checksums: dict[str, str | None] = {}
     kept: dict[str, set[str]] = {}
     for task in done:
-        for path in store.refresh_data_files(task.task_id, checksums):
+        for path in store.refresh_data_files(task.task_id, task.data_files or {}) if task.data_files else []:
             kept.setdefault(path, set()).add(task.config["dataset"]["label"])
-    return [f"{path} changed since the stored tasks of {', '.join(map(repr, sorted(labels)))} read it, but not in "
-            "the data they read (a column they do not use, say): their results stand"
+    return [f"{path} holds the data the stored tasks of {', '.join(map(repr, sorted(labels)))} were computed on, "
+            "though its bytes or its folder differ from those they name (a column they do not read edited, or "
+            "another copy): their results stand, now naming this file"
             for path, labels in sorted(kept.items())]
 
 

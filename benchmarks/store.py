@@ -339,20 +339,18 @@ class ResultsStore:
             return {}
         return {str(k): v for k, v in marks.items() if isinstance(v, str)}
 
-    def refresh_data_files(self, task_id: str, checksums: dict[str, str | None]) -> list[str]:
-        """For a done task (its id re-derived from the data as loaded now), the data files whose bytes changed
-        but not what the task reads (a column it does not use): their checksums in the record are set to the
-        files' now, so that the tables keep it (:func:`pibench.reports.selection.select_current` leaves out a
-        record whose file changed); returns those files. ``checksums``: path -> sha256 now (filled as read)."""
+    def refresh_data_files(self, task_id: str, loaded: dict[str, str]) -> list[str]:
+        """For a done task, whose id re-derives from its data as this run loaded them from the files ``loaded``
+        ({path: sha256} at load): where its record names other files or checksums (a column it does not use
+        edited since, or another copy of the same data), the record takes ``loaded``, so that the tables keep it
+        (:func:`pibench.reports.selection.select_current` leaves out a record whose file changed); returns the
+        files of ``loaded`` that differ from the record's."""
         path = self.record_path(task_id)
         record = json.loads(path.read_text())
-        files = record.get("data_files") or {}
-        for name in files:
-            if name not in checksums:
-                checksums[name] = _sha256(Path(name).read_bytes()) if Path(name).is_file() else None
-        changed = [name for name, sha in files.items() if checksums[name] is not None and checksums[name] != sha]
+        before = record.get("data_files") or {}
+        changed = [name for name, sha in loaded.items() if before.get(name) != sha]
         if changed:
-            record["data_files"] = {name: checksums[name] if name in changed else sha for name, sha in files.items()}
+            record["data_files"] = dict(loaded)
             text = json.dumps(record, indent=1, sort_keys=True, default=str)
             atomic_write(path, lambda p: Path(p).write_text(text))
         return changed

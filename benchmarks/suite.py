@@ -103,10 +103,13 @@ class Task:
     method_class: ShippedClass | None = field(default=None, hash=False, compare=False, repr=False)
     #: The suite file's entry the task comes from, for errors ("[[methods]] entry 2"; None: from the command line).
     entry: str | None = field(default=None, hash=False, compare=False, repr=False)
+    #: {path: sha256} of the data files a bound task's data were loaded from, as they were then (no identity).
+    data_files: dict[str, str] | None = field(default=None, hash=False, compare=False, repr=False)
 
-    def bound(self, identity: dict, method_class: ShippedClass | None = None) -> Task:
-        """This task tied to the data and code it will run on."""
-        return Task(self.config, identity, method_class, self.entry)
+    def bound(self, identity: dict, method_class: ShippedClass | None = None,
+              data_files: dict[str, str] | None = None) -> Task:
+        """This task tied to the data and code it will run on (and the files its data were loaded from)."""
+        return Task(self.config, identity, method_class, self.entry, data_files)
 
     @property
     def bound_identity(self) -> dict:

@@ -221,28 +221,54 @@ def test_the_rerun_command_says_quick_for_quick_rows_and_gives_python_for_a_note
                       "results_dir='r')"
 
 
-def test_a_file_edited_outside_the_data_a_task_reads_keeps_its_results(tmp_path):
+def test_a_file_edited_outside_the_data_a_task_reads_keeps_its_results(tmp_path, monkeypatch):
     """A column no task reads edited (or the file saved again with other bytes): the run found the task done (its
     id is of the data as loaded), while every table left it out as run on a changed file, and the rerun the report
-    advised found it done again, for ever. The run now takes the file's checksum into its records and says so; an
-    edit of the target still runs the task again."""
+    advised found it done again, for ever. The run now writes the files as it loaded them into those records and
+    says so; an edit of the target still runs the task again; the same data in another folder (csv:f.csv:y run
+    from there) is the file the record then names; a target edited after the run loaded the file is never taken
+    in (review: its checksum was read again at the lock)."""
     import numpy as np
     import pandas as pd
 
+    import pibench.benchmarks.runner as runner
     from pibench import load_results, run
 
-    path = tmp_path / "f.csv"
     frame = pd.DataFrame({"y": np.random.default_rng(0).normal(size=400), "note": 0.0})
-    frame.to_csv(path, index=False)
-    first = run(methods=["autoreg"], datasets=[f"csv:{path}:y"], results_dir=tmp_path / "r", progress=False)
-    frame.assign(note=1.0).to_csv(path, index=False)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+    monkeypatch.chdir(tmp_path / "a")
+    frame.to_csv("f.csv", index=False)
+
+    def again():
+        return run(methods=["autoreg"], datasets=["csv:f.csv:y"], results_dir=tmp_path / "r", progress=False)
+
+    first = again()
+    frame.assign(note=1.0).to_csv("f.csv", index=False)
     assert "has changed since it ran" in " ".join(load_results(tmp_path / "r").left_out)  # (before a run says why)
-    again = run(methods=["autoreg"], datasets=[f"csv:{path}:y"], results_dir=tmp_path / "r", progress=False)
-    assert again.run_report.skipped == 1 and not again.run_report.executed
-    assert any(note.startswith(f"{path} changed since the stored tasks of 'csv:{path}:y' read it, but not in the "
-                               "data they read") for note in again.run_report.notes)
+    second = again()
+    assert second.run_report.skipped == 1 and not second.run_report.executed
+    assert any(note.startswith(f"{tmp_path / 'a' / 'f.csv'} holds the data the stored tasks of 'csv:f.csv:y' were "
+                               "computed on") for note in second.run_report.notes)
     shown = load_results(tmp_path / "r")
     assert shown.summary[["task_id", "coverage"]].equals(first.summary[["task_id", "coverage"]]) and not shown.left_out
-    frame.assign(note=1.0, y=frame["y"] * 2).to_csv(path, index=False)  # the target: new data, run again
-    third = run(methods=["autoreg"], datasets=[f"csv:{path}:y"], results_dir=tmp_path / "r", progress=False)
+    frame.to_csv(tmp_path / "b" / "f.csv", index=False)  # the same data in another folder, A's copy then edited
+    frame.assign(y=frame["y"] * 2).to_csv("f.csv", index=False)
+    monkeypatch.chdir(tmp_path / "b")
+    copied = again()
+    assert not copied.run_report.executed and list(copied.summary["task_id"]) == list(first.summary["task_id"])
+    assert list(copied.records[0]["data_files"]) == [str(tmp_path / "b" / "f.csv")]  # (A's edit never taken in)
+    real = runner.prepare_tasks
+
+    def then_edited(*args, **kwargs):  # the target rewritten after the run loaded the file, before the lock
+        prepared = real(*args, **kwargs)
+        frame.assign(y=frame["y"] * 3).to_csv("f.csv", index=False)
+        return prepared
+
+    monkeypatch.setattr(runner, "prepare_tasks", then_edited)
+    raced = again()
+    assert not raced.run_report.executed and not any("results stand" in n for n in raced.run_report.notes)
+    assert raced.records == [] and "has changed since it ran" in " ".join(raced.left_out)  # not shown as the new file's
+    monkeypatch.setattr(runner, "prepare_tasks", real)
+    third = again()  # the new target: run again
     assert len(third.run_report.executed) == 1 and not any("results stand" in n for n in third.run_report.notes)
