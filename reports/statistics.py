@@ -270,21 +270,35 @@ class GroupComparison:
     apart: dict[tuple, str] = field(default_factory=dict)
 
 
-def _data_classes(rows: dict[tuple, list[tuple[dict, RecordStatistics]]]) -> list[list[tuple]]:
-    """The rows of one dataset label partitioned by the data they ran on: two rows are in one class where each
-    seed they share read the same data (its fingerprint); the label's full suite and its --quick variant, say,
-    generate other series (n_test 2,000 or 500), which no comparison may pair step by step."""
-    classes: list[tuple[dict, list[tuple]]] = []
-    for key, members in rows.items():
-        prints = {r["seed"]: json.dumps(r.get("data_fingerprint"), sort_keys=True, default=str) for r, _ in members}
-        for seen, keys in classes:
-            if all(seen.get(seed, fingerprint) == fingerprint for seed, fingerprint in prints.items()):
-                seen.update(prints)
-                keys.append(key)
-                break
-        else:
-            classes.append((dict(prints), [key]))
-    return [keys for _, keys in classes]
+def _prints(members: list[tuple[dict, RecordStatistics]]) -> dict[int, str]:
+    """seed -> the fingerprint of the data a row's seed ran on."""
+    return {r["seed"]: json.dumps(r.get("data_fingerprint"), sort_keys=True, default=str) for r, _ in members}
+
+
+def _agree(a: dict, b: dict) -> bool:
+    """Whether two rows' :func:`_prints` share a seed and agree on every seed they share."""
+    shared = set(a) & set(b)
+    return bool(shared) and all(a[seed] == b[seed] for seed in shared)
+
+
+def _compared_data(rows: dict[tuple, list[tuple[dict, RecordStatistics]]]) -> dict[int, str]:
+    """seed -> the data the comparison of a dataset's rows is on: those of the row (the oracle aside) that the most
+    other rows agree with (:func:`_agree`; ties: the first row in sorted order, whatever order the store lists
+    them in), and for seeds it lacks, the most common among the rows that agree with it. A dataset label's full
+    suite and its --quick variant, say, generate other series, which no comparison may pair step by step."""
+    prints = {key: _prints(members) for key, members in rows.items()}
+    voters = sorted((key for key in rows if key[3] != ORACLE), key=lambda k: tuple(map(str, k))) or \
+        sorted(rows, key=lambda k: tuple(map(str, k)))
+    pick = max(voters, key=lambda k: sum(_agree(prints[k], prints[o]) for o in voters if o != k))  # the first of ties
+    data = dict(prints[pick])
+    votes: dict[int, list[str]] = {}
+    for key in voters:
+        if _agree(prints[pick], prints[key]):
+            for seed, fingerprint in prints[key].items():
+                votes.setdefault(seed, []).append(fingerprint)
+    for seed, seen in votes.items():
+        data.setdefault(seed, max(sorted(set(seen)), key=seen.count))
+    return data
 
 
 def _apart_reason(record: dict, compared: dict) -> str:
@@ -295,26 +309,50 @@ def _apart_reason(record: dict, compared: dict) -> str:
     return (f"ran on other data than the rows compared ({differ or 'the same configuration, other data files'})")
 
 
+def _most_common(counts: list[int]) -> int:
+    """The value most often in ``counts`` (ties: the largest)."""
+    return max(set(counts), key=lambda value: (counts.count(value), value))
+
+
 def _compared_rows(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], column: str
                    ) -> tuple[list, dict[tuple, np.ndarray], dict[tuple, str]]:
-    """(the seeds compared: those every row compared has; per row compared, its loss per unit averaged over them;
-    the rows left apart, each with why). The rows compared: the class of rows on one data (:func:`_data_classes`)
-    with the most rows (ties: the first in the rows' order), over the test span most of them have."""
-    classes = _data_classes(rows)
-    chosen = max(classes, key=len)
-    apart = {key: _apart_reason(rows[key][0][0], rows[chosen[0]][0][0]) for keys in classes if keys is not chosen
-             for key in keys}
-    seeds = sorted(set.intersection(*(set(r["seed"] for r, _ in rows[key]) for key in chosen)))
+    """(the seeds compared; per row compared, its loss per unit averaged over them; the rows left apart, each with
+    why). In turn: rows whose seeds ran on other data than :func:`_compared_data` are apart; then rows whose test
+    spans (units per seed) differ from the most rows' (oracle aside; ties: the longer); then the seeds are those
+    every remaining row has, of the one number of units most of them have (seeds that split a set of sequences
+    into test parts of other sizes cannot be averaged unit by unit)."""
+    data = _compared_data(rows)
+    on_data = {key: members for key, members in rows.items()
+               if all(data.get(seed, fp) == fp for seed, fp in _prints(members).items())}
+    apart: dict[tuple, str] = {}
+    for key in (k for k in rows if k not in on_data):
+        seed = next(s for s, fp in _prints(rows[key]).items() if data.get(s, fp) != fp)
+        example = next((r for members in on_data.values() for r, _ in members if r["seed"] == seed),
+                       next((r for members in on_data.values() for r, _ in members), rows[key][0][0]))
+        apart[key] = _apart_reason(rows[key][0][0], example)
+    units: dict[int, list[int]] = {}
+    for key, members in on_data.items():
+        if key[3] != ORACLE or all(k[3] == ORACLE for k in on_data):
+            for r, stats in members:
+                units.setdefault(r["seed"], []).append(len(stats.loss(column)))
+    span = {seed: _most_common(n) for seed, n in units.items()}
+    compared = {}
+    for key, members in on_data.items():
+        other = [(r["seed"], len(s.loss(column))) for r, s in members if len(s.loss(column)) != span.get(r["seed"])]
+        if other:
+            apart[key] = f"its test span has {other[0][1]} units (seed {other[0][0]}), the rows compared " \
+                         f"{span[other[0][0]]}"
+        else:
+            compared[key] = members
+    shared = set.intersection(*(set(r["seed"] for r, _ in members) for members in compared.values())) \
+        if compared else set()
+    size = _most_common([span[seed] for seed in shared]) if shared else None
+    seeds = sorted(seed for seed in shared if span[seed] == size)
     losses: dict[tuple, np.ndarray] = {}
-    for key in chosen:
-        loss = _row_losses(rows[key], seeds, column) if seeds else None
+    for key, members in compared.items():
+        loss = _row_losses(members, seeds, column) if seeds else None
         if loss is not None:
             losses[key] = loss
-    spans = [len(v) for v in losses.values()]
-    if len(set(spans)) > 1:  # rows over different test spans (a protocol's test_steps) cannot be paired
-        common = max(set(spans), key=lambda n: (spans.count(n), n))
-        for key in [k for k, v in losses.items() if len(v) != common]:
-            apart[key] = f"its test span has {len(losses.pop(key))} units, the rows compared {common}"
     return seeds, losses, apart
 
 

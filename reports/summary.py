@@ -495,6 +495,11 @@ COMPARISON_NOTE = ("_difference: the row's mean interval score minus the referen
                    "finds worse._\n")
 
 
+#: How to compare the rows a comparison leaves apart.
+SAME_DATA_ADVICE = ("To compare every row, run them all on the same data and test span (a suite's rows all with "
+                    "--quick, or all without)")
+
+
 def _not_compared(table: pd.DataFrame) -> list[str]:
     """"method setting: why" per row of a :func:`~pibench.reports.statistics.compare_group` table compared with
     none (on other data than the rows compared, or another test span)."""
@@ -513,8 +518,7 @@ def not_compared_notes(groups: dict, rows: set[tuple[str, str]] | None = None) -
         apart = _not_compared(table)
         if apart:
             lines.append(f"dataset {dataset} ({suite}, alpha {alpha:g}): not compared with its other rows: "
-                         + "; ".join(apart) + "; run every row on one configuration (all with --quick, or all "
-                         "without) to compare them")
+                         + "; ".join(apart) + f"; {SAME_DATA_ADVICE[0].lower()}{SAME_DATA_ADVICE[1:]}")
     return lines
 
 
@@ -528,7 +532,9 @@ def comparison_tables(groups: dict) -> str:
         table = group.table
         if group.reference is None or len(table) < 2:
             continue
-        ranked = table[table["method"] != ORACLE].assign(rank=lambda t: t["mean_loss"].rank(method="average"))
+        # rows compared with none (on other data) are no rivals of the others: not ranked among them
+        ranked = table[(table["method"] != ORACLE) & (table["not_compared"] == "")].assign(
+            rank=lambda t: t["mean_loss"].rank(method="average"))
         ranks.append(ranked)
         rows = []
         paired = paired_seeds(table)  # None unless some row has seeds another lacks
@@ -551,9 +557,8 @@ def comparison_tables(groups: dict) -> str:
                     "difference of two scores shown." if paired else "")
         apart = _not_compared(table)
         if apart:
-            on_seeds += ("\n\nNot compared (a comparison pairs rows unit by unit, on one data): " + "; ".join(apart)
-                         + ". To compare every row, run them all on one configuration of the dataset (all with "
-                         "--quick, or all without).")
+            on_seeds += ("\n\nNot compared (a comparison pairs rows unit by unit, on one data), nor ranked below: "
+                         + "; ".join(apart) + f". {SAME_DATA_ADVICE}.")
         units = int(table["units"].iloc[0])
         if units < MIN_UNITS:
             on_seeds += (f"\n\nOnly {units} test unit(s) (sequences, or their groups) to compare on: no "

@@ -391,10 +391,69 @@ def test_a_row_on_other_data_is_compared_with_none_and_the_tables_say_why(stats_
     groups = compute_statistics([*others, *moved], results.predictions).groups
     tables = comparison_tables(groups)
     assert "| autoreg | default | " in tables and "| not compared | - | - |" in tables
-    assert "Not compared (a comparison pairs rows unit by unit, on one data): autoreg default: ran on other " in tables
+    assert "Not compared (a comparison pairs rows unit by unit, on one data), nor ranked below: autoreg default: ran " \
+           "on other " in tables
     assert not_compared_notes(groups, {("stats", "aci")})[0].startswith(
         "dataset ar (stats, alpha 0.1): not compared with its other rows: autoreg default: ran on other data")
     assert not_compared_notes(groups, {("other suite", "aci")}) == []
+
+
+def _made_row(method, seed, fingerprint, units, n_test=2000, dataset="d"):
+    """A record and its statistics of ``units`` test steps on data ``fingerprint`` of ``dataset`` (its interval
+    score drawn)."""
+    from pibench.reports.bootstrap_ci import SERIES_METRICS
+    from pibench.reports.statistics import RecordStatistics
+
+    rng = np.random.default_rng(abs(hash((method, seed, fingerprint))) % 2**32)
+    values = rng.normal(1.0, 0.1, size=(units, len(SERIES_METRICS)))
+    values[:, SERIES_METRICS.index("winkler")] = rng.gamma(2, 1, units)
+    record = {"task_id": f"{method}-{seed}-{fingerprint}", "suite": "s", "dataset": dataset, "alpha": 0.1,
+              "method": method, "setting": "", "seed": seed, "data_fingerprint": fingerprint,
+              "config": {"dataset": {"name": "d", "label": "d", "params": {"n_test": n_test}}, "protocol": {}}}
+    return record, RecordStatistics(record["task_id"], "series", values, np.zeros((0, len(SERIES_METRICS))), 1,
+                                    np.zeros((units, 2)), np.zeros((units, 1), dtype=bool))
+
+
+def _rows_of(made):
+    rows = {}
+    for record, stats in sorted(made, key=lambda pair: pair[0]["seed"]):
+        rows.setdefault(tuple(record[k] for k in ("suite", "dataset", "alpha", "method", "setting")), []).append(
+            (record, stats))
+    return rows
+
+
+def test_which_rows_are_compared_whatever_the_order_and_partial_overlaps():
+    """Review: which of two configurations of as many rows was compared followed the records' order (task ids),
+    and the oracle counted as a row; a row of another span cut the seeds every other row was compared on; a row
+    sharing no seed with a class joined it, so nothing was compared; and rows apart were still ranked."""
+    from pibench.reports.metrics import ORACLE
+    from pibench.reports.statistics import compare_group
+    from pibench.reports.summary import comparison_tables
+
+    full = [_made_row(m, s, f"F{s}", 100) for m in ("a", "b") for s in (0, 1)]
+    quick = [_made_row(m, s, f"Q{s}", 100, n_test=500) for m in ("c", "d") for s in (0, 1)]
+    tables = [compare_group(_rows_of(order)).table.set_index("method") for order in (full + quick, quick + full)]
+    assert (tables[0]["not_compared"] != "").to_dict() == (tables[1]["not_compared"] != "").to_dict()
+    oracle_first = [_made_row(m, s, f"F{s}", 100) for m in (ORACLE, "a") for s in (0, 1)]
+    two = [_made_row(m, s, f"Q{s}", 100, n_test=500) for m in ("b", "c") for s in (0, 1)]
+    table = compare_group(_rows_of(oracle_first + two)).table.set_index("method")
+    assert table.loc["a", "not_compared"].startswith("ran on other data") and table.loc["b", "not_compared"] == ""
+    spans = [_made_row(m, s, f"F{s}", 100) for m in ("a", "b") for s in (0, 1, 2)] + [_made_row("c", 0, "F0", 50)]
+    table = compare_group(_rows_of(spans)).table.set_index("method")
+    assert table.loc["c", "not_compared"] == "its test span has 50 units (seed 0), the rows compared 100"
+    assert set(table["compared_seeds"]) == {(0, 1, 2)}
+    apart_seed = [_made_row("x", 0, "Q0", 100, n_test=500), _made_row("a", 1, "F1", 100),
+                  _made_row("b", 1, "F1", 100), *(_made_row("d", s, f"F{s}", 100) for s in (0, 1))]
+    table = compare_group(_rows_of(apart_seed)).table.set_index("method")
+    assert table.loc["x", "not_compared"] != "" and (table.drop(index="x")["not_compared"] == "").all()
+    assert set(table["compared_seeds"]) == {(1,)} and table["in_mcs"].drop(index="x").notna().all()
+    groups = {("s", "d", 0.1): compare_group(_rows_of(full + quick)),
+              ("s", "e", 0.1): compare_group(_rows_of([_made_row(m, s, f"E{s}", 100, dataset="e") for m in "abcd"
+                                                         for s in (0, 1)]))}
+    across = comparison_tables(groups).split("### Comparisons across datasets")[1]
+    counts = {line.split("|")[2].strip(): line.split("|")[4].strip() for line in across.splitlines()
+              if line.startswith("| s |")}
+    assert counts == {"a": "2", "b": "2", "c": "1", "d": "1"}  # c and d, apart on d, ranked on e alone
 
 
 def test_the_footnote_names_the_tests_of_the_rows_shown():
