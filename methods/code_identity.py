@@ -176,8 +176,10 @@ def _plain(value: object) -> bool:
     """Immutable plain data, which a digest reads as it is (``WIDTH = 2.0``, a tuple of levels): numbers (also
     ``Fraction``, ``Decimal`` and numpy's scalars), strings, bytes, None, enum members, and tuples and frozensets
     of them."""
-    if value is None or isinstance(value, (numbers.Number, str, bytes, enum.Enum)):
+    if value is None or isinstance(value, (str, bytes, enum.Enum)):
         return True
+    if isinstance(value, numbers.Number):  # numpy's scalars by their bytes (data_content): a repr follows printoptions
+        return not type(value).__module__.startswith("numpy")
     return isinstance(value, (tuple, frozenset)) and all(_plain(v) for v in value)
 
 
@@ -233,26 +235,36 @@ def data_content(value: object, budget: list[int] | None = None, _open: set[int]
 
 
 def _pandas_content(value: object, budget: list[int]) -> bytes | None:
-    """The bytes of a pandas Series, DataFrame or Index (its type, labels, dtypes and pandas' own hash of its
-    values and index, :func:`pandas.util.hash_pandas_object`); None for other pandas objects, values pandas
-    cannot hash (lists in cells), or past the budget."""
+    """The bytes of a pandas Series, DataFrame or Index of numbers, strings, booleans or dates (its type, labels,
+    dtypes and pandas' own hash of its values and index, :func:`pandas.util.hash_pandas_object`); None for other
+    pandas objects, for cells of other objects (whose text may hold a memory address), for anything pandas cannot
+    hash or measure, or past the budget."""
     import pandas as pd
 
     if not isinstance(value, (pd.Series, pd.DataFrame, pd.Index)):
         return None
-    size = int(value.memory_usage(index=True).sum()) if isinstance(value, pd.DataFrame) else \
-        int(value.memory_usage(index=True))
-    if size > budget[0]:
-        return None
-    budget[0] -= size
     try:
+        frame = value.to_frame() if isinstance(value, (pd.Series, pd.Index)) else value
+        kinds = {pd.api.types.infer_dtype(frame[c], skipna=True) for c in frame.columns} if len(frame.columns) \
+            else set()
+        if kinds - _PLAIN_CELLS:
+            return None
+        size = int(frame.memory_usage(index=True, deep=True).sum())
+        if size > budget[0]:
+            return None
+        budget[0] -= size
         hashed = pd.util.hash_pandas_object(value, index=not isinstance(value, pd.Index)).to_numpy().tobytes()
-    except TypeError:
+    except (TypeError, ValueError, AttributeError):
         return None
     labels = list(value.columns) if isinstance(value, pd.DataFrame) else [value.name]
     dtypes = list(value.dtypes) if isinstance(value, pd.DataFrame) else [value.dtype]
     return f"{type(value).__name__}({canonical_repr(labels)}, {[str(d) for d in dtypes]}, {len(value)})".encode() \
         + hashed
+
+
+#: What pandas may infer a column of cells as for :func:`_pandas_content` to read it (no objects of other kinds).
+_PLAIN_CELLS = {"string", "empty", "integer", "floating", "mixed-integer-float", "decimal", "complex", "boolean",
+                "datetime64", "datetime", "date", "timedelta64", "timedelta", "period", "categorical", "bytes"}
 
 
 class _CodeDigest:
@@ -334,6 +346,7 @@ class _CodeDigest:
                 if _is_code(value):
                     self.add(value)
                 else:
+                    self.reading = f"{obj.__qualname__}.{name}"
                     self._global(value)
         elif _plain(obj):
             self.h.update(canonical_repr(obj).encode())
@@ -342,7 +355,7 @@ class _CodeDigest:
         else:
             kind = f"{type(obj).__module__}.{type(obj).__qualname__}"
             self.h.update(f"<{kind}>".encode())
-            if self.read_data and self.reading and not _is_routine(obj):
+            if self.read_data and self.reading and not _is_routine(obj) and not _holds_no_settings(obj):
                 self.by_type.setdefault(self.reading, kind)
 
     def _code(self, code: types.CodeType) -> None:
@@ -376,6 +389,19 @@ def _is_routine(value: object) -> bool:
     import numpy as np
 
     return isinstance(value, (types.BuiltinFunctionType, types.MethodDescriptorType, np.ufunc))
+
+
+#: Kinds of objects (module.qualname prefixes) a method reads that hold no settings of its: not worth a note.
+_NO_SETTINGS = ("logging.", "torch.dtype", "torch.device", "numpy.dtype", "numpy.dtypes.", "re.Pattern", "typing.",
+                "_thread.", "threading.")
+
+
+def _holds_no_settings(value: object) -> bool:
+    """A logger, a torch dtype or device, a numpy dtype, a compiled pattern, a lock, or a scipy distribution family
+    (``norm``, not a frozen ``norm(0, 2)``): objects whose edit is no edit of a method's settings."""
+    kind = f"{type(value).__module__}.{type(value).__qualname__}"
+    return kind.startswith(_NO_SETTINGS) or any(k.__name__ == "rv_generic" for k in type(value).__mro__) and not \
+        any(k.__name__ == "rv_frozen" for k in type(value).__mro__)
 
 
 def _is_code(value: object) -> bool:
