@@ -12,8 +12,8 @@ How the rows become a problem (also in docs/tutorials/your-csv.md):
   2 January or 1 February) is an error asking for ``time_format`` (e.g.
   "%d/%m/%Y"). Text that is neither numbers nor dates, dates in several formats,
   missing or repeated times are errors; without ``time``, so is another column of
-  dates newest first, or of whole numbers named as times (``year``, :data:`TIME_NAMES`) counting down (the
-  file's order would run backwards); one of distinct dates out of order is a note.
+  dates newest first (the file's order would run backwards); one of distinct dates out of order, or of whole
+  numbers named as times (``year``, :data:`TIME_NAMES`) counting down, is a note.
 * inputs X at row r: the ``features`` columns of row r (known before the target
   is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
   (default 5; ``lags = 0`` for none). Lags and features combine.
@@ -35,7 +35,7 @@ from pibench.data_loaders.dates import date_readings
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import SeriesProblem
-from pibench.data_loaders.step_order import gap_text, skipped, step_key, step_numbers, usual_step
+from pibench.data_loaders.step_order import as_written, gap_text, skipped, step_key, step_numbers, usual_step
 from pibench.data_loaders.tables import (
     check_magnitude,
     comma_hint,
@@ -97,17 +97,8 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
             "are used as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
 
 
-#: Names of a column of whole numbers that count the rows' times (a year): one counting down the file is refused.
+#: Names of a column of whole numbers that count the rows' times (a year): one counting down the file is noted.
 TIME_NAMES = {"year", "yr", "time", "t", "step", "period", "date", "day", "week", "month", "quarter", "hour"}
-
-
-def _backwards(path: Path, name: str, kind: str, first: object, last: object, target: str) -> str:
-    """The message of a column of times that runs backwards down the file (newest first)."""
-    first, last = (v.item() if isinstance(v, np.generic) else v for v in (first, last))
-    return (f"{path}: the column {name!r} holds {kind} newest first ({first!r} in the first row, {last!r} in the "
-            "last), and without time the rows are taken in file order, so the series would run backwards; order "
-            f"the rows by it with time = {name!r} in a suite file ([[datasets]] name = \"csv\" params = {{ path = "
-            f"\"{path}\", target = \"{target}\", time = \"{name}\" }}), or reverse the file.")
 
 
 def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path
@@ -123,15 +114,23 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path
         if name in used or len(column) < 2 or column.isna().any():
             continue
         if pd.api.types.is_numeric_dtype(column):  # a column named as times (a year) counting down the file
-            if pd.api.types.is_integer_dtype(column) and str(name).strip().lower() in TIME_NAMES and \
-                    (np.diff(column.to_numpy()) < 0).all():
-                raise ValueError(_backwards(path, name, "step numbers", column.iloc[0], column.iloc[-1], used[0]))
+            if disorder is None and pd.api.types.is_integer_dtype(column) and \
+                    str(name).strip().lower() in TIME_NAMES and (np.diff(column.to_numpy()) < 0).all():
+                disorder = (f"the column {name!r} counts down the file ({as_written(column.iloc[0])} in the first "
+                            f"row, {as_written(column.iloc[-1])} in the last), and without time the rows are taken "
+                            f"in file order: if it is the rows' time (a year, newest first), the series runs "
+                            f"backwards: order the rows by it with time = {name!r}, or reverse the file")
             continue
         readings = date_readings(column.astype(str))
         steps = [r.diff().to_numpy()[1:] for r in readings]  # each reading's step from the row above
         earlier = [d < np.timedelta64(0) for d in steps]
         if readings and all(e.all() for e in earlier):
-            raise ValueError(_backwards(path, name, "dates", column.iloc[0], column.iloc[-1], used[0]))
+            raise ValueError(
+                f"{path}: the column {name!r} holds dates newest first ({column.iloc[0]!r} in the first row, "
+                f"{column.iloc[-1]!r} in the last), and without time the rows are taken in file order, so the "
+                f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
+                f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
+                f"\"{name}\" }}), or reverse the file.")
         if disorder is None and readings and column.is_unique and all(e.any() for e in earlier):
             back = int(np.argmax(earlier[0])) + 1
             disorder = (f"the column {name!r} holds distinct dates out of order (row {back}'s {column.iloc[back]!r} "

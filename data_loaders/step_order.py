@@ -36,7 +36,7 @@ def _dates(column: pd.Series, what: str, path: Path) -> pd.Series | None:
     return readings[0] if readings else None
 
 
-def _as_written(value: object) -> object:
+def as_written(value: object) -> object:
     """A cell as the file wrote it: 20200101, not np.int64(20200101)."""
     return value.item() if isinstance(value, np.generic) else value
 
@@ -55,7 +55,7 @@ def step_key(column: pd.Series, what: str, path: Path, time_format: str | None =
             key = pd.to_datetime(column.astype(str), format=time_format, errors="coerce", utc="%z" in time_format)
         if key.isna().any():
             row = column.index[key.isna()][0]
-            raise ValueError(f"{path}: row {row} of {what} holds {_as_written(column[row])!r}, which "
+            raise ValueError(f"{path}: row {row} of {what} holds {as_written(column[row])!r}, which "
                              f"time_format {time_format!r} does not read; fix that row or the format.")
         return key
     if pd.api.types.is_numeric_dtype(column):
@@ -86,7 +86,7 @@ def step_key(column: pd.Series, what: str, path: Path, time_format: str | None =
         raise ValueError(f"{path}: {what} holds neither numbers nor dates (row {row} holds {column[row]!r}), so "
                          f"pibench cannot order the rows by it. {fix}")
     kind = "numbers" if key is numbers else "dates"
-    raise ValueError(f"{path}: {what} holds {kind}, but row {row} holds {_as_written(column[row])!r}, which is neither "
+    raise ValueError(f"{path}: {what} holds {kind}, but row {row} holds {as_written(column[row])!r}, which is neither "
                      f"a number nor a date, so pibench cannot order the rows by it. {fix}")
 
 

@@ -303,14 +303,15 @@ def test_csv_rows_newest_first_without_time_are_an_error(tmp_path: Path) -> None
     np.testing.assert_array_equal(p.y[:, 0], np.arange(2, 401))
     oldest_first = _write(tmp_path / "o.csv", "date,y\n" + "".join(f"{d},{i}\n" for i, d in enumerate(days[::-1])))
     assert csv_problem(path=oldest_first, target="y", lags=1).n_test == 100
-    # a year of whole numbers counting down the file ran backwards without a word (its test span the oldest years)
+    # a year of whole numbers counting down the file ran backwards without a word (its test span the oldest years);
+    # a note, not an error: a column named t may count down in a file oldest first (days to expiry; review)
     years = _write(tmp_path / "years.csv", "Year,y\n" + "".join(f"{2023 - i},{i % 5}\n" for i in range(400)))
-    with pytest.raises(ValueError, match=r"'Year' holds step numbers newest first \(2023 in the first row, 1624 in "
-                                         r"the last\).*time = 'Year' in a suite file"):
-        csv_problem(path=years, target="y")
-    assert csv_problem(path=years, target="y", time="Year", lags=1).n_test == 100
+    (note,) = csv_problem(path=years, target="y").metadata["notes"]
+    assert note.startswith("the column 'Year' counts down the file (2023 in the first row, 1624 in the last)") and \
+        "order the rows by it with time = 'Year', or reverse the file" in note
+    assert "notes" not in csv_problem(path=years, target="y", time="Year", lags=1).metadata
     countdown = _write(tmp_path / "c.csv", "days_left,y\n" + "".join(f"{400 - i},{i % 5}\n" for i in range(400)))
-    assert csv_problem(path=countdown, target="y", lags=1).n_test == 100  # a feature that counts down: no time
+    assert "notes" not in csv_problem(path=countdown, target="y", lags=1).metadata  # not named as times: no note
 
 
 def test_csv_rows_out_of_date_order_without_time_are_noted(tmp_path: Path) -> None:
