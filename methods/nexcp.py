@@ -23,6 +23,18 @@ class NexCP(SplitConformalMethod):
     def _check_param_values(self) -> None:
         super()._check_param_values()
         in_range("decay", self.decay, 0, 1, closed_high=True)
+        if self.decay < 1 and self.decay <= 1 - self.alpha:  # sum of decay^i < decay / (1 - decay) <= (1 - a) / a
+            raise ValueError(f"decay={self.decay:g} at alpha={self.alpha:g}: the calibration scores' weights sum to "
+                             f"less than {self.decay / (1 - self.decay):.3g} however many, short of the (1 - alpha) "
+                             f"/ alpha = {(1 - self.alpha) / self.alpha:.3g} a finite {1 - self.alpha:.0%} quantile "
+                             f"needs, so every interval would be infinite; give decay above {1 - self.alpha:g}.")
+
+    def _score_weight(self, n_scores: int) -> float:
+        """sum_{i=1..n} decay^i, the weights of n scores beside the test point's 1 (:func:`nexcp_width`)."""
+        return float(n_scores) if self.decay == 1 else self.decay * (1 - self.decay ** n_scores) / (1 - self.decay)
+
+    def _weight_words(self, n_scores: int) -> str:
+        return "" if self.decay == 1 else f" weighing {self._score_weight(n_scores):.3g} at decay={self.decay:g}"
 
     def _reset_online_state(self, data) -> None:
         self.n_infinite_ = 0

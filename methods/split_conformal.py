@@ -13,7 +13,6 @@ turn the sorted scores into half-widths (ACI, NexCP, ...) and see revealed steps
 from __future__ import annotations
 
 import itertools
-import math
 
 import numpy as np
 
@@ -99,20 +98,32 @@ class SplitConformalMethod(IntervalMethod):
 
     def window_note(self, n_steps: int) -> str | None:
         """Where a window's calibration part has fewer scores than the (1 - alpha) quantile of split conformal
-        needs to be finite, ceil((n + 1)(1 - alpha)) <= n (Lei et al. 2018), i.e. n >= (1 - alpha) / alpha:
-        the quantile is then below the conformal one (too short, ACI at gamma = 0 covering 37% for 90%) or, as
-        ACI's level moves, infinite."""
-        def scores(window: int) -> int:
-            return window - proper_training_size(window, self.calibration_fraction)
-
-        need = math.ceil((1 - self.alpha) / self.alpha - 1e-9)
-        if not self.reads_a_score_quantile or scores(n_steps) >= need:
+        needs to be finite, ceil((n + 1)(1 - alpha)) <= n (Lei et al. 2018), i.e. n >= (1 - alpha) / alpha
+        (:meth:`_score_weight`: their weight in the quantile): the quantile is then below the conformal one (too
+        short, ACI at gamma = 0 covering 37% for 90%) or, as ACI's level moves, infinite."""
+        need = (1 - self.alpha) / self.alpha - 1e-9
+        have = self._calibration_scores(n_steps)
+        if not self.reads_a_score_quantile or self._score_weight(have) >= need:
             return None
-        enough = next(w for w in itertools.count(n_steps + 1) if scores(w) >= need)
-        return (f"window={n_steps} leaves {self.name} {scores(n_steps)} calibration scores (calibration_fraction="
-                f"{self.calibration_fraction:g}), fewer than the {need} that a finite {1 - self.alpha:.0%} conformal "
-                f"quantile needs: its intervals will be too short, or infinite; give a window of at least {enough} "
-                "steps or a larger calibration_fraction")
+        enough = next(w for w in itertools.count(n_steps + 1)
+                      if self._score_weight(self._calibration_scores(w)) >= need)
+        return (f"window={n_steps} leaves {self.name} {have} calibration scores (calibration_fraction="
+                f"{self.calibration_fraction:g}){self._weight_words(have)}, fewer than the "
+                f"{(1 - self.alpha) / self.alpha:.3g} that a finite {1 - self.alpha:.0%} conformal quantile needs: its "
+                f"intervals will be too short, or infinite; give a window of at least {enough} steps or a larger "
+                "calibration_fraction")
+
+    def _calibration_scores(self, n_steps: int) -> int:
+        """How many calibration scores a window of ``n_steps`` steps gives."""
+        return n_steps - proper_training_size(n_steps, self.calibration_fraction)
+
+    def _score_weight(self, n_scores: int) -> float:
+        """The weight ``n_scores`` calibration scores carry in the quantile, the test point's being 1 (n)."""
+        return float(n_scores)
+
+    def _weight_words(self, n_scores: int) -> str:
+        """How :meth:`window_note` says their weight where it is not their number ("")."""
+        return ""
 
     def use_forecasts(self, forecasts: PrecomputedForecasts) -> SplitConformalMethod:
         self.forecasts_ = forecasts

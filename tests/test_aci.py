@@ -133,7 +133,19 @@ def test_a_window_of_too_few_calibration_scores_for_the_level_is_noted_before_th
         assert short is not None and f"{need - 1} calibration scores" in short and f"the {need} that" in short
         assert method.window_note(2 * need) is None
     assert get_method("conformal_pid")(alpha=0.1).window_note(4) is None  # an online radius the scores only start
-    assert get_method("nexcp")(alpha=0.1).window_note(4) is not None
+    # NexCP: the scores' weights, sum of decay^i, must reach (1 - alpha) / alpha (review: at decay 0.99 a window of
+    # 18, nine scores, was silent, every width infinite); by hand, 0.99 (1 - 0.99^9) / 0.01 = 8.56 < 9 <= 9.47 (ten)
+    from pibench.methods.calibration.nexcp import nexcp_width
+
+    nexcp = get_method("nexcp")
+    assert "9 calibration scores (calibration_fraction=0.5) weighing 8.56 at decay=0.99" in nexcp().window_note(18)
+    assert "a window of at least 20 steps" in nexcp().window_note(18) and nexcp().window_note(20) is None
+    scores = np.arange(1.0, 11.0)[:, None]
+    assert np.isinf(nexcp_width(scores[:9], 0.1, 0.99)).all() and np.isfinite(nexcp_width(scores, 0.1, 0.99)).all()
+    with pytest.raises(ValueError, match=r"decay=0.85 at alpha=0.1: .* every interval would be infinite; give decay "
+                                         r"above 0.9"):
+        nexcp(alpha=0.1, decay=0.85).check_params()
+    assert np.isinf(nexcp_width(np.arange(1.0, 10001.0)[:, None], 0.1, 0.85)).all()  # whatever the window
     problem = ar_problem(n_train=200, n_test=200, seed=0)
     out = run_series(problem, aci(alpha=0.1, gamma=0.0, base="linear"), kind="online", window=8,
                      retrain_every=1)

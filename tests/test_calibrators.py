@@ -465,8 +465,9 @@ def test_nexcp_decay_one_is_the_higher_order_statistic_of_split_conformal(ar1):
 
 
 def test_nexcp_counts_infinite_widths(ar1):
-    # decay 0.5 over 200 residuals: finite mass ~ 1 / (1 + 1) = 0.5 < 0.9 -> +inf at every step
-    m = NexCP(alpha=0.1, base="linear", decay=0.5).fit(ar1.window(200, 600))
+    # a window of 12 steps, 6 residuals at decay 0.99: finite mass 5.8 / 6.8 = 0.85 < 0.9 -> +inf at every step
+    # (decay 0.5, below 1 - alpha, is refused: every width would be infinite whatever the window)
+    m = NexCP(alpha=0.1, base="linear", decay=0.99).fit(ar1.window(588, 600))
     for t in range(600, 603):
         iv = m.predict_interval(ar1.X[t : t + 1])
         assert iv.lower[0, 0] == -np.inf and iv.upper[0, 0] == np.inf
@@ -475,8 +476,8 @@ def test_nexcp_counts_infinite_widths(ar1):
 
 
 def test_nexcp_fit_restarts_diagnostics(ar1):
-    m = NexCP(alpha=0.1, base="linear", decay=0.5).fit(ar1.window(200, 600))
+    m = NexCP(alpha=0.1, base="linear", decay=0.99).fit(ar1.window(588, 600))
     m.predict_interval(ar1.X[600:601])
     assert m.diagnostics() == {"n_infinite_widths": 1}
-    m.fit(ar1.window(201, 601))
+    m.fit(ar1.window(589, 601))
     assert m.diagnostics() == {"n_infinite_widths": 0}
