@@ -229,31 +229,35 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         lines.append(f"suite {suite}: {'every row' if whole else _rows_named(other, datasets_only=True)} ran other "
                      f"pibench code ({codes}) than this one ({code_version}); run "
                      f"{'it' if whole else 'them'} again to refresh: "
-                     f"`{rerun_command(suite, [] if whole else other, results_dir, builtin, quick_only)}`")
+                     f"`{rerun_command(suite, other, results_dir, builtin, quick_only, whole)}`")
     return lines
 
 
 def rerun_command(suite: str, records: list[dict], results_dir: str | None = None,
-                  builtin: Collection[str] = (), quick_only: Collection[str] = ()) -> str:
+                  builtin: Collection[str] = (), quick_only: Collection[str] = (), whole: bool = False) -> str:
     """``pibench run --suite ... --methods ... --datasets ... --alpha ... [--quick] --results-dir ...``, which runs
     ``records``' tasks again (the whole suite for none), quoted for a shell; a suite not among the ``builtin``
     names is named by a placeholder for its file. ``--quick`` where every record's configuration, or its data
     and protocol, is one only the suite's --quick variant has (``quick_only``: :func:`config_keys` of each). A
     method defined in the running script or notebook (``__main__``), which the command line cannot load, gets
-    the call of ``pibench.run``."""
+    the call of ``pibench.run``. ``whole``: the command runs the whole suite, ``records`` (all of its rows) only
+    saying whether it is its --quick variant."""
     quick = bool(records) and all(set(config_keys(r["config"])) & set(quick_only) for r in records)
     methods = sorted({str(r["method"]) for r in records})
     datasets = sorted({str(r["dataset"]) for r in records})
     levels = sorted({float(r["alpha"]) for r in records if r.get("alpha") is not None})
+    if whole:
+        methods, datasets, levels = [], [], []
     if records and any(_of_this_session(r) for r in records):
         named = repr(suite) if suite in builtin else f"<the file of suite {suite!r}>"
-        arguments = [f"suite={named}", f"methods={methods!r}", f"datasets={datasets!r}", f"alpha={levels!r}",
+        arguments = [f"suite={named}", *([f"methods={methods!r}", f"datasets={datasets!r}", f"alpha={levels!r}"]
+                                         if not whole else []),
                      *(["quick=True"] if quick else []),
                      *([f"results_dir={str(results_dir)!r}"] if results_dir is not None else [])]
         return f"pibench.run({', '.join(arguments)})"
     parts = ["pibench", "run", "--suite"]
     parts.append(suite if suite in builtin else f"<the file of suite {suite!r}>")
-    if records:
+    if records and not whole:
         parts += ["--methods", *methods, "--datasets", *datasets]
         parts += ["--alpha", *(f"{level:g}" for level in levels)]
     if quick:

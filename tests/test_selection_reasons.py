@@ -214,6 +214,8 @@ def test_the_rerun_command_says_quick_for_quick_rows_and_gives_python_for_a_note
         "pibench run --suite default --methods aci --datasets ar1 --alpha 0.1 --quick --results-dir r")
     assert "--quick" not in rerun_command("default", [row(full)], "r", ["default"], quick_only)
     assert "--quick" not in rerun_command("default", [row(quick), row(full)], "r", ["default"], quick_only)
+    assert rerun_command("default", [row(quick)], "r", ["default"], quick_only, whole=True) == (
+        "pibench run --suite default --quick --results-dir r")  # every row of the quick variant: the whole of it
     mine = {**quick, "method": {"name": "band", "params": {}}}  # a method the suite does not list, on quick data
     command = rerun_command("default", [{**row(mine, {"__main__:Band": "code:1"}), "method": "band"}], "r",
                             ["default"], quick_only)
