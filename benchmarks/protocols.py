@@ -165,6 +165,8 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
                                            problem.y[steps.start : steps.stop].shape, method,
                                            f"a span of {len(steps)} steps (serves_spans = True)"))
             else:
+                where = f"anticipate() of test steps {steps.start - problem.test_start + 1}-" \
+                        f"{steps.stop - problem.test_start} of {n_test}"
                 method.anticipate(problem.X[steps.start : steps.stop])
                 for t in steps:
                     where = f"test step {t - problem.test_start + 1} of {n_test} (row {t} of the series)"

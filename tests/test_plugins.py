@@ -205,6 +205,15 @@ def test_a_failure_inside_the_protocol_names_the_method_and_the_test_step_in_the
     with pytest.raises(RuntimeError) as failed:
         run_series(problem, _RefitFails(), kind="online", window=100, retrain_every=20)
     assert failed.value.__notes__ == ["method 'shaped_for_test' at refit 2 of 3, before test step 21 of 50"]
+
+    class _AnticipateFails(_Shaped):
+        def anticipate(self, X):
+            if self.shape == (1, 1) and len(X) < 20:
+                raise RuntimeError("no batch")
+
+    with pytest.raises(RuntimeError) as failed:  # (it said "at refit 3 of 3", a refit that went well)
+        run_series(problem, _AnticipateFails(), kind="online", window=100, retrain_every=20)
+    assert failed.value.__notes__ == ["method 'shaped_for_test' at anticipate() of test steps 41-50 of 50"]
     from pibench import register, run
 
     @register
