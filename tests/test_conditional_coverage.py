@@ -275,12 +275,13 @@ def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(t
     fig = spec.draw()
     lines = {line.get_label(): line.get_ydata() for line in fig.axes[0].get_lines()}
     xs = {line.get_label(): line.get_xdata() for line in fig.axes[0].get_lines()}
-    for record in store.records():  # the regime's two scales: no middle third, and no line drawn across it
-        assert np.isnan(record["coverage_vol_mid"])
-        expected = [100 * record[f"coverage_vol_{k}"] for k in ("low", "mid", "high")]
+    for record in store.records():  # the regime's two scales: no middle third; the line joins the two there are
+        assert np.isnan(record["coverage_vol_mid"])  # (dots alone left a method's settings alike: dogfood)
+        expected = [100 * record[f"coverage_vol_{k}"] for k in ("low", "high")]
         name = {"autoreg": "autoreg lags=1", "oracle": "oracle"}[record["method"]]  # named as the tables name it
-        np.testing.assert_allclose(lines[name], expected)  # (NaN in the middle: the line breaks)
-        assert list(xs[name]) == [0, 1, 2]
+        np.testing.assert_allclose(lines[name], expected)
+        assert np.allclose(np.round(xs[name]), [0, 2]) and np.all(np.abs(xs[name] - np.round(xs[name])) <= 0.061)
+    assert len({tuple(xs[n]) for n in ('autoreg lags=1', 'oracle')}) == 2  # each a little aside: none hides one
     assert list(lines["nominal 90%"]) == [90, 90]
     assert fig.axes[0].get_title().endswith("\n(no step in the middle third: its volatilities are tied)")
     close(fig)

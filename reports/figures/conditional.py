@@ -42,15 +42,20 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     names = dict(zip(means.index, run_labels(means.index.get_level_values(0), means.index.get_level_values(1))))
     styles = figure_styles(rows["method"])
     drawn: dict[tuple, str] = {}  # a line's values -> the label of the first line drawn with them
-    for (method, setting), values in in_setting_order(means.iterrows()):
+    ordered = in_setting_order(means.iterrows())
+    for i, ((method, setting), values) in enumerate(ordered):
         label = names[method, setting]
         same = tuple(None if np.isnan(v) else round(100 * v, 9) for v in values.to_numpy(float))
         if same in drawn:  # drawn over the first: the legend says where it is
             label += f" (= {drawn[same]})"
         else:
             drawn[same] = label
-        # a third no step falls in (a two-valued scale's middle) is NaN: the line breaks there, no line across it
-        ax.plot(x, 100 * values.to_numpy(float), label=label,
+        # each line a little aside of the others, so that equal points do not hide each other; a third no step
+        # falls in (a two-valued scale's middle) is NaN: the line joins the thirds there are (its dashes tell the
+        # settings apart, where dots alone did not)
+        shown = ~np.isnan(values.to_numpy(float))
+        dodge = 0.12 * (i - (len(ordered) - 1) / 2) / max(len(ordered) - 1, 1)
+        ax.plot(x[shown] + dodge, 100 * values.to_numpy(float)[shown], label=label,
                 **styles[method].line(setting_style(method, setting, rows)))
     nominal_line(ax, results.nominal_percent)
     ax.set_xticks(x, [name for _, name in THIRDS])

@@ -20,6 +20,7 @@ from pibench.reports.figures.style import (
     place_labels,
     readable_limits,
     run_labels,
+    setting_point_style,
 )
 
 
@@ -53,7 +54,9 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         away = dict(zip(part.index, label_away(np.column_stack([100 * part["coverage"], part["mean_length"]]))))
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
-            ax.scatter(x, points["mean_length"], label=method, alpha=0.85, zorder=3, **styles[method].points())
+            for i, (setting, one) in enumerate(points.groupby("setting", sort=False)):  # each setting its own look
+                ax.scatter(100 * one["coverage"], one["mean_length"], label=None if i else method, alpha=0.85,
+                           zorder=3, **styles[method].points(setting=setting_point_style(method, setting, cells)))
             if run_labels(points["method"], points["setting"])[0] != method:  # a setting named, as in the tables
                 for row, xi, yi, setting in zip(points.index, x, points["mean_length"], points["setting"]):
                     dx, dy = away[row]

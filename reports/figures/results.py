@@ -170,4 +170,13 @@ def headline_note(results: StoredResults, suite: str, dataset: str) -> str:
                      f"a method's shortest setting covering {results.nominal_percent:g}% (else its best covering)")
     if len(rows) and rows["seed"].nunique() > 1:
         parts.append("its first seed")
-    return f"shown: {' and '.join(parts)}" if parts else ""
+    shown = f"shown: {' and '.join(parts)}" if parts else ""
+    apart = other_data_rows(results, suite, dataset)
+    return "; ".join(p for p in (shown, f"{apart} row(s) ran on other data than the rest (not compared: the tables "
+                                        "say why)" if apart else "") if p)
+
+
+def other_data_rows(results: StoredResults, suite: str, dataset: str) -> int:
+    """How many rows of a (suite, dataset) its comparison leaves apart (on other data, or another test span)."""
+    return sum(int((group.table["not_compared"] != "").sum())
+               for (s, d, _), group in results.statistics.groups.items() if (s, d) == (suite, dataset))

@@ -80,9 +80,14 @@ class MethodStyle:
                 "linewidth": self.linewidth, "markersize": markersize + (2 if self.marker == "*" else 0),
                 **({"alpha": 0.7, "zorder": 1} if self.colour == ORACLE_COLOUR else {})}
 
-    def points(self, size: float = 26) -> dict:
-        """Keyword arguments of ``Axes.scatter`` for points of this method."""
-        return {"color": self.colour, "marker": self.marker, "s": size * (2.5 if self.marker == "*" else 1)}
+    def points(self, size: float = 26, setting: SettingLook | None = None) -> dict:
+        """Keyword arguments of ``Axes.scatter`` for points of this method (one setting of it: hollow or lighter,
+        :func:`setting_style`)."""
+        look = setting or SettingLook()
+        colour = self.line(look)["color"]
+        face = "none" if look.fillstyle == "none" else colour
+        return {"facecolors": face, "edgecolors": colour, "linewidths": 1.2, "marker": self.marker,
+                "s": size * (2.5 if self.marker == "*" else 1)}
 
 
 ORACLE_STYLE = MethodStyle(ORACLE_COLOUR, "*", 3.0)
@@ -334,6 +339,13 @@ def setting_style(method: str, setting: str, rows) -> SettingLook:
     i = settings.index(setting)
     return SettingLook(DASHES[i % len(DASHES)], FILLS[i // len(DASHES) % len(FILLS)],
                        SHADES[i // (len(DASHES) * len(FILLS)) % len(SHADES)])
+
+
+def setting_point_style(method: str, setting: str, rows) -> SettingLook:
+    """As :func:`setting_style`, for points, which have no dashes: filled, hollow, then lighter shades of both."""
+    settings = sorted(rows.loc[rows["method"] == method, "setting"].unique(), key=setting_sort_key)
+    i = settings.index(setting)
+    return SettingLook(fillstyle=FILLS[i % len(FILLS)], shade=SHADES[i // len(FILLS) % len(SHADES)])
 
 
 def run_labels(methods: Iterable[str], settings: Iterable[str]) -> list[str]:

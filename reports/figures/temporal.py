@@ -38,12 +38,16 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
     curves = {}
     daily = results.record(runs[0].task_id)["config"]["dataset"]["name"] == "fesp"  # one step = one day
     styles = figure_styles(run.method for run in runs)
+    windows, spans = {}, {}
     for run in runs:
         covered = results.covered_by_step(run.task_id)
-        w = window or rolling_window(len(covered), "fesp" if daily else dataset)
+        w = windows[run.label] = window or rolling_window(len(covered), "fesp" if daily else dataset)
+        spans[run.label] = describe_test_span(results, run.task_id, daily)
         times = results.predictions(run.task_id).drop_duplicates("t").set_index("t")["time"].reindex(covered.index)
         curves[run.label] = (_time_axis(times.iloc[w - 1:] if len(covered) >= w else times.iloc[-1:]),
                              100 * rolling_coverage(covered.to_numpy(), w), run.method)
+    unit = "days" if daily else "steps"
+    one_window, one_span = len(set(windows.values())) == 1, len(set(spans.values())) == 1  # (a store of mixed runs)
     cols = 2 if len(runs) > 1 else 1
     rows = math.ceil(len(runs) / cols)
     fig, axes = new_figure(max(9.0, 6.5 * cols), 2.2 * rows + 0.8, rows, cols, sharex=True, sharey=True)
@@ -53,7 +57,8 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
                 ax.plot(xo, yo, color="#BBBBBB", linewidth=0.7)
         ax.plot(x, y, **{**styles[method].line(), "marker": None})
         nominal_line(ax, results.nominal_percent, label=False)
-        ax.set_title(label, fontsize=9)
+        own = [f"window {windows[label]}"] * (not one_window) + [spans[label]] * (not one_span)
+        ax.set_title(label + (f" ({'; '.join(own)})" if own else ""), fontsize=9)
         ax.set_ylabel("coverage (%)")
         ax.grid(alpha=0.3)
     for ax in axes.ravel():
@@ -61,11 +66,11 @@ def rolling_coverage_figure(results: StoredResults, suite: str, dataset: str,
     for ax in axes[-1]:
         ax.set_xlabel("end of window")
     hide_spare_panels(axes, len(runs))
-    unit = "days" if daily else "steps"
-    span = describe_test_span(results, runs[0].task_id, daily)
     note = headline_note(results, suite, dataset)
-    fig.suptitle(f"{dataset} ({suite}), test span {span}: rolling coverage, each point over the {w} test {unit} "
-                 "up to it "
+    span = f"test span {next(iter(spans.values()))}" if one_span else "test spans differ (in each panel's title)"
+    each = f"each point over the {next(iter(windows.values()))} test {unit} up to it" if one_window else \
+        f"each point over the window of test {unit} up to it in its panel's title"
+    fig.suptitle(f"{dataset} ({suite}), {span}: rolling coverage, {each} "
                  f"(dashed: nominal {results.nominal_percent:g}%)" + (f"\n{note}" if note else ""), wrap=True)
     return fig
 
