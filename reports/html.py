@@ -26,9 +26,9 @@ STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; padding: 0 1em; }
 h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; } h3 { margin-top: 1.5em; }
 table { border-collapse: collapse; font-size: 0.82em; margin: 0.5em 0 1em; }
-th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; }
-th { background: #f2f2f2; } td:first-child, th:first-child { text-align: left; }
-figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
+th, td { border: 1px solid #ccc; padding: 2px 6px; text-align: right; white-space: nowrap; }
+th { background: #f2f2f2; } td:first-child, th:first-child { text-align: left; } td.wrap { white-space: normal; }
+.scroll { overflow-x: auto; } figure { margin: 1.5em 0; } figure img { max-width: 100%; border: 1px solid #eee; }
 figcaption { font-size: 0.9em; color: #555; } .muted { color: #666; font-size: 0.9em; }
 details { margin: 1em 0; }
 """
@@ -63,7 +63,7 @@ def markdown_to_html(text: str) -> str:
             while i < len(lines) and lines[i].startswith("|"):
                 rows.append(f"<tr>{''.join(f'<td>{c}</td>' for c in _cells(lines[i]))}</tr>")
                 i += 1
-            out.append("<table>" + "".join(rows) + "</table>")
+            out.append('<div class="scroll"><table>' + "".join(rows) + "</table></div>")  # wide: scrolls alone
             continue
         if line.startswith("#"):
             level = min(len(line) - len(line.lstrip("#")), 4)
@@ -98,7 +98,8 @@ def _provenance(results: StoredResults, wall_seconds: float) -> str:
         "python": ", ".join(sorted({str(r.get("python")) for r in records})),
         **{f"package {k}": str(v) for k, v in packages.items()},
     }
-    rows = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in facts.items())
+    rows = "".join(f"<tr><td>{html.escape(k)}</td><td class=\"wrap\">{html.escape(v)}</td></tr>"
+                   for k, v in facts.items())  # long lists wrap; a table's "90.25 [88.98, 91.52]" does not
     tasks = pd.DataFrame([{k: r.get(k) for k in ("suite", "dataset", "method", "setting", "alpha", "seed", "status",
                                                   "wall_seconds", "host", "task_id")} for r in records])
     tasks = tasks.sort_values(["suite", "dataset", "method", "setting", "alpha", "seed"])

@@ -61,7 +61,8 @@ def leaderboard_figure(results: StoredResults, suite: str) -> Figure | None:
     bar.ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
     bar.ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_title(f"{suite}: interval score against the best row covering within {100 * COVERAGE_TOLERANCE:g} points "
-                 f"of {100 * (1 - level):g}%;\nbest rows first; grey: coverage ↓ short or ↑ over", fontsize=9,
+                 f"of {100 * (1 - level):g}%;\nrows by the share of datasets they cover, then their mean rank "
+                 "there; grey: coverage ↓ short or ↑ over", fontsize=9,
                  wrap=True)
     return fig
 
