@@ -661,7 +661,8 @@ def build_tasks(
         if name not in running and name not in unserved and restricted:
             notes.append(f"method {name!r} runs on no dataset of this selection: its suite entries serve "
                          f"{', '.join(map(repr, dict.fromkeys(x for r in restricted for x in r)))} only")
-    if suite.get("protocol") and tasks and all(t.config["protocol"]["kind"] == "set" for t in tasks):
+    if suite.get("protocol") and tasks and all(t.config["protocol"]["kind"] == "set" for t in tasks) and \
+            all(_is_set_dataset(d["name"]) for d in suite["datasets"]):  # (not a series suite run on a set)
         notes.append(f"the suite's protocol {suite['protocol']} is for series (a CSV series added with --datasets, "
                      "say), and this run has sets of sequences only, split into train, calibration and test parts: "
                      "it applies to none (docs/guide/protocols.md)")

@@ -259,9 +259,11 @@ class Results:
         from pibench.benchmarks.suite import builtin_suites
         from pibench.reports.selection import mixed_code_notes
 
-        return mixed_code_notes(self.records, code_version(), _loaded_plugin_code(self.records),
-                                ResultsStore(self.results_dir).requested(), str(self.results_dir), builtin_suites(),
-                                _quick_only_configs({str(r["config"].get("suite")) for r in self.records}))
+        given = (self.records, code_version(), _loaded_plugin_code(self.records),
+                 ResultsStore(self.results_dir).requested(), str(self.results_dir), builtin_suites())
+        if not mixed_code_notes(*given):  # (the --quick check of their commands expands the suites: only for lines)
+            return []
+        return mixed_code_notes(*given, _quick_only_configs({str(r["config"].get("suite")) for r in self.records}))
 
     def _mixed_code_section(self) -> str:
         lines = self.mixed_code()

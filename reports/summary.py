@@ -251,11 +251,16 @@ def _with_ci(table: pd.DataFrame, column: str, name: str, scale: float = 1.0, di
     low, high = f"{name}_ci_low", f"{name}_ci_high"
     if low not in table or table[low].isna().all():
         return
-    table[column] = [format_number(v, digits) if pd.isna(lo) else f"{format_number(v, digits)} [{CONSTANT}]"
-                     if abs(hi - lo) <= 1e-9 * max(abs(hi), 1.0) and name != "coverage" else  # a band of one width
-                     f"{format_number(v, digits)} [{format_number(scale * lo, digits)}, "
-                     f"{format_number(scale * hi, digits)}]" for v, lo, hi in
-                     zip(table[column], table[low], table[high])]
+
+    def cell(value: float, lo: float, hi: float) -> str:
+        if pd.isna(lo):
+            return format_number(value, digits)
+        if abs(hi - lo) <= 1e-9 * abs(hi) and name != "coverage":  # a band of one width (relative: nanometres too)
+            return f"{format_number(value, digits)} [{CONSTANT}]"
+        low_text, high_text = format_number(scale * lo, digits), format_number(scale * hi, digits)
+        return f"{format_number(value, digits)} [{low_text}, {high_text}]"
+
+    table[column] = [cell(v, lo, hi) for v, lo, hi in zip(table[column], table[low], table[high])]
 
 
 #: What a cell shows for a CI of no width (every test unit and seed of one value: a band of one width).
