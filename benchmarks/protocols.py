@@ -150,8 +150,7 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
     n_test = schedule.stop - problem.test_start
     for i, t_fit in enumerate(schedule.fit_steps):
         tic = time.perf_counter()
-        where = f"{'fitting' if i == 0 else 'refit'} {i + 1} of {len(schedule.fit_steps)}, before test step " \
-                f"{t_fit - problem.test_start + 1} of {n_test}"
+        stage, steps = "fit", range(t_fit, t_fit)  # where a failure is: said only then (no work per step)
         try:
             data = problem.window(schedule.window_start(t_fit), t_fit)
             method.fit(data) if i == 0 else method.refit(data)
@@ -159,21 +158,25 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
             tic = time.perf_counter()
             steps = schedule.served_steps(i)
             if method.serves_spans:  # no online state: every step of this fit in one call
-                where = f"test steps {steps.start - problem.test_start + 1}-{steps.stop - problem.test_start} of " \
-                        f"{n_test}"
+                stage = "span"
                 intervals.append(_of_shape(method.predict_interval(problem.X[steps.start : steps.stop]),
                                            problem.y[steps.start : steps.stop].shape, method,
                                            f"a span of {len(steps)} steps (serves_spans = True)"))
             else:
-                where = f"anticipate() of test steps {steps.start - problem.test_start + 1}-" \
-                        f"{steps.stop - problem.test_start} of {n_test}"
+                stage = "anticipate"
                 method.anticipate(problem.X[steps.start : steps.stop])
+                stage = "step"
                 for t in steps:
-                    where = f"test step {t - problem.test_start + 1} of {n_test} (row {t} of the series)"
                     intervals.append(_of_shape(method.predict_interval(problem.X[t : t + 1]),
                                                problem.y[t : t + 1].shape, method, "one step"))
                     method.update(problem.y[t : t + 1])
         except Exception as exc:  # where in the test span: said in the record's error (runner.execute_task)
+            first, last = steps.start - problem.test_start + 1, steps.stop - problem.test_start
+            where = {"fit": f"{'fitting' if i == 0 else 'refit'} {i + 1} of {len(schedule.fit_steps)}, before test "
+                            f"step {t_fit - problem.test_start + 1} of {n_test}",
+                     "span": f"test steps {first}-{last} of {n_test}",
+                     "anticipate": f"anticipate() of test steps {first}-{last} of {n_test}"}.get(stage) or \
+                f"test step {t - problem.test_start + 1} of {n_test} (row {t} of the series)"
             exc.add_note(f"method {method.name!r} at {where}")
             raise
         predict_s += time.perf_counter() - tic

@@ -505,7 +505,7 @@ def _refreshed_files(done: list[Task], store: ResultsStore) -> list[str]:
     (:meth:`ResultsStore.refresh_data_files`), where the tables left them out as run on a changed file."""
     kept: dict[str, set[str]] = {}
     for task in done:
-        for path in store.refresh_data_files(task.task_id, task.data_files or {}) if task.data_files else []:
+        for path in store.refresh_data_files(task.task_id, task.data_files) if task.data_files else []:
             kept.setdefault(path, set()).add(task.config["dataset"]["label"])
     return [f"{path} holds the data the stored tasks of {', '.join(map(repr, sorted(labels)))} were computed on, "
             "though its bytes or its folder differ from those they name (a column they do not read edited, or "

@@ -350,9 +350,7 @@ class ResultsStore:
         before = record.get("data_files") or {}
         changed = [name for name, sha in loaded.items() if before.get(name) != sha]
         if changed:
-            record["data_files"] = dict(loaded)
-            text = json.dumps(record, indent=1, sort_keys=True, default=str)
-            atomic_write(path, lambda p: Path(p).write_text(text))
+            self._write_record(task_id, {**record, "data_files": dict(loaded)})
         return changed
 
     def predictions(self, task_id: str) -> pd.DataFrame:
@@ -369,6 +367,9 @@ class ResultsStore:
             data = buffer.getvalue()
             atomic_write(self.predictions_path(task_id), lambda p: Path(p).write_bytes(data))
             record["predictions_sha256"] = _sha256(data)
+        self._write_record(task_id, record)
+
+    def _write_record(self, task_id: str, record: dict) -> None:
         text = json.dumps(record, indent=1, sort_keys=True, default=str)
         atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
 

@@ -248,7 +248,7 @@ def _table_problems(table: dict, allowed: dict, where: str) -> list[str]:
         if key not in allowed:
             placed = (f" {key} is a key of the suite itself: TOML gives a key written under a [[...]] header to that "
                       "table, so write it above the first [[datasets]] or [[methods]]." if where.startswith("[[")
-                      and key in _SUITE_KEYS and key not in allowed else "")
+                      and key in _SUITE_KEYS else "")
             problems.append(f"{where}: unknown key {key!r}; allowed keys: {', '.join(allowed)}.{placed}")
         elif not isinstance(value, allowed[key]) or isinstance(value, bool) and allowed[key] is not bool:
             kind = _KIND_NAMES.get(allowed[key], "number") if isinstance(allowed[key], type) else (

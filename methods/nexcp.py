@@ -23,7 +23,7 @@ class NexCP(SplitConformalMethod):
     def _check_param_values(self) -> None:
         super()._check_param_values()
         in_range("decay", self.decay, 0, 1, closed_high=True)
-        if self.decay < 1 and self.decay <= 1 - self.alpha:  # sum of decay^i < decay / (1 - decay) <= (1 - a) / a
+        if self.decay <= 1 - self.alpha:  # sum of decay^i < decay / (1 - decay) <= (1 - alpha) / alpha
             raise ValueError(f"decay={self.decay:g} at alpha={self.alpha:g}: the calibration scores' weights sum to "
                              f"less than {self.decay / (1 - self.decay):.3g} however many, short of the (1 - alpha) "
                              f"/ alpha = {(1 - self.alpha) / self.alpha:.3g} a finite {1 - self.alpha:.0%} quantile "

@@ -242,22 +242,22 @@ def rerun_command(suite: str, records: list[dict], results_dir: str | None = Non
     method defined in the running script or notebook (``__main__``), which the command line cannot load, gets
     the call of ``pibench.run``. ``whole``: the command runs the whole suite, ``records`` (all of its rows) only
     saying whether it is its --quick variant."""
-    quick = bool(records) and all(set(config_keys(r["config"])) & set(quick_only) for r in records)
-    methods = sorted({str(r["method"]) for r in records})
-    datasets = sorted({str(r["dataset"]) for r in records})
-    levels = sorted({float(r["alpha"]) for r in records if r.get("alpha") is not None})
-    if whole:
-        methods, datasets, levels = [], [], []
-    if records and any(_of_this_session(r) for r in records):
+    only_quick = set(quick_only)
+    quick = bool(records) and all(set(config_keys(r["config"])) & only_quick for r in records)
+    listed = [] if whole else records  # the rows the command names (none: the whole suite)
+    methods = sorted({str(r["method"]) for r in listed})
+    datasets = sorted({str(r["dataset"]) for r in listed})
+    levels = sorted({float(r["alpha"]) for r in listed if r.get("alpha") is not None})
+    if any(_of_this_session(r) for r in records):
         named = repr(suite) if suite in builtin else f"<the file of suite {suite!r}>"
         arguments = [f"suite={named}", *([f"methods={methods!r}", f"datasets={datasets!r}", f"alpha={levels!r}"]
-                                         if not whole else []),
+                                         if listed else []),
                      *(["quick=True"] if quick else []),
                      *([f"results_dir={str(results_dir)!r}"] if results_dir is not None else [])]
         return f"pibench.run({', '.join(arguments)})"
     parts = ["pibench", "run", "--suite"]
     parts.append(suite if suite in builtin else f"<the file of suite {suite!r}>")
-    if records and not whole:
+    if listed:
         parts += ["--methods", *methods, "--datasets", *datasets]
         parts += ["--alpha", *(f"{level:g}" for level in levels)]
     if quick:

@@ -493,8 +493,8 @@ def failures(frame: pd.DataFrame) -> list[str]:
 #: The note under the comparison tables.
 COMPARISON_NOTE = ("_difference: the row's mean interval score minus the reference's (positive: worse), with its "
                    "90% CI; DM p: the two-sided Diebold-Mariano p-value of that difference (* below 0.05; a "
-                   "series' long-run "
-                   "variance from its lowest cosine frequencies: few degrees of freedom on a short or persistent "
+                   "series' long-run variance from its lowest cosine frequencies: few degrees of freedom on a short "
+                   "or persistent "
                    f"span); MCS (p): in the {MCS_LEVEL:.0%} Model Confidence Set of the dataset or not, with its MCS "
                    f"p-value (in where it is at least {1 - MCS_LEVEL:.2f}). The MCS weighs every pair of rows at "
                    "once, so with many rows and few degrees of freedom it keeps rows that DM, one pair at a time, "

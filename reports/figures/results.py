@@ -177,6 +177,11 @@ def headline_note(results: StoredResults, suite: str, dataset: str) -> str:
 
 
 def other_data_rows(results: StoredResults, suite: str, dataset: str) -> int:
-    """How many rows of a (suite, dataset) its comparison leaves apart (on other data, or another test span)."""
+    """How many rows of a (suite, dataset) its comparison leaves apart (on other data, or another test span): from
+    the store's statistics where they are computed already (a report), else from this dataset's alone (a figure
+    drawn by itself need not compare every other dataset)."""
+    if "statistics" not in vars(results):
+        results = StoredResults([r for r in results.records if (r.get("suite"), r.get("dataset")) == (suite, dataset)],
+                                results.read_predictions, results._cache, results.statistics_cache)
     return sum(int((group.table["not_compared"] != "").sum())
                for (s, d, _), group in results.statistics.groups.items() if (s, d) == (suite, dataset))
