@@ -19,6 +19,7 @@ import math
 from pathlib import Path
 
 from pibench.benchmarks.suite import ENTRY_NUMBERS, SKIPPED_BY_QUICK, load_suite
+from pibench.data_loaders.suite_entry import toml_value
 from pibench.methods.catalog import get_method
 
 #: parameter -> its largest value in the tiny variant
@@ -67,27 +68,13 @@ def tiny_suite(name_or_path: str | Path) -> dict:
     return suite
 
 
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value) if math.isfinite(value) else ("nan" if value != value else ("inf" if value > 0 else "-inf"))
-    if isinstance(value, str):
-        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{ " + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + " }"
-    raise TypeError(f"no TOML form for {type(value).__name__}")
-
-
 def to_toml(suite: dict) -> str:
     """A suite dict as a suite file: top-level keys, then one [[datasets]] / [[methods]] table per entry."""
     tables = ("datasets", "methods")
-    lines = [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in suite.items() if k not in tables]
+    lines = [f"{json.dumps(k)} = {toml_value(v)}" for k, v in suite.items() if k not in tables]
     for key in tables:
         for entry in suite.get(key, []):
-            lines += ["", f"[[{key}]]"] + [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in entry.items()]
+            lines += ["", f"[[{key}]]"] + [f"{json.dumps(k)} = {toml_value(v)}" for k, v in entry.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -14,6 +14,11 @@ How the rows become a problem (also in docs/tutorials/your-csv.md):
   missing or repeated times are errors; without ``time``, so is another column of
   dates newest first (the file's order would run backwards); one of distinct dates out of order, or of whole
   numbers named as times (``year``, :data:`TIME_NAMES`) counting down, is a note.
+* one series of several: ``where`` keeps the rows whose columns hold the values
+  it names (``where = { region = "north" }``). A file in long format (a column of
+  dates repeating once per value of a column of text that names the series) is
+  an error that says so, with or without ``time``; full dates that go back down
+  the file and repeat (series stacked one after another) are a note.
 * inputs X at row r: the ``features`` columns of row r (known before the target
   is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
   (default 5; ``lags = 0`` for none). Lags and features combine.
@@ -36,6 +41,7 @@ from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.step_order import as_written, gap_text, skipped, step_key, step_numbers, usual_step
+from pibench.data_loaders.suite_entry import dataset_entry
 from pibench.data_loaders.tables import (
     check_magnitude,
     comma_hint,
@@ -60,20 +66,71 @@ def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
     return column.astype(str).to_numpy()
 
 
-def _order(frame: pd.DataFrame, time: str, path: Path, time_format: str | None = None
-           ) -> tuple[pd.DataFrame, np.ndarray]:
+def _order(frame: pd.DataFrame, time: str, path: Path, used: list[str], given: dict,
+           time_format: str | None = None) -> tuple[pd.DataFrame, np.ndarray]:
     """The rows sorted by ``time`` (:func:`~pibench.data_loaders.step_order.step_key`) and their steps as
-    numbers (:func:`~pibench.data_loaders.step_order.step_numbers`); an error for a repeated time."""
+    numbers (:func:`~pibench.data_loaders.step_order.step_numbers`); an error for a repeated time (one for a
+    file in long format, :func:`_series_names`, with ``where`` for one series added to the parameters
+    ``given``)."""
     column = frame[time]
     key = step_key(column, f"the time column {time!r}", path, time_format,
                    fix="Fix that row, or leave `time` out to keep the file's row order.")
     if key.duplicated().any():
+        names = _series_names(frame, time, used)
+        if names is not None:
+            raise _long_format_error(frame, time, names, path, given)
         repeated = column[key.duplicated()].iloc[0]
         repeated = repeated.item() if isinstance(repeated, np.generic) else repeated  # 199, not np.int64(199)
         raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r}; a series "
                          "has one row per step.")
     order = np.argsort(key.to_numpy(), kind="stable")
     return frame.iloc[order], step_numbers(key.iloc[order])
+
+
+def _series_names(frame: pd.DataFrame, dates: str, used: list[str]) -> str | None:
+    """The column of text that tells apart the rows where the column ``dates`` repeats a date (each pair of a
+    date and a name once, each name on several rows): the file is in long format, one series per name; None
+    where no column does (a column of numbers or of times of day may be the step within a date, never named)."""
+    if not frame[dates].duplicated().any():
+        return None
+    for name in frame.columns:
+        column = frame[name]
+        if name in used or name == dates or pd.api.types.is_numeric_dtype(column) or column.isna().any():
+            continue
+        if 2 <= column.nunique() <= len(column) // 2 and not frame.duplicated([dates, name]).any() \
+                and not date_readings(column.astype(str)):
+            return str(name)
+    return None
+
+
+def _long_format_error(frame: pd.DataFrame, dates: str, names: str, path: Path, given: dict) -> ValueError:
+    """The error for a file in long format (:func:`_series_names`): how many series, and ``where`` for one
+    added to the parameters ``given`` (each parameter, None where not given), with ``time`` the dates if
+    not given."""
+    values = [as_written(v) for v in frame[names].unique()]
+    shown = ", ".join(map(repr, values[:4])) + (", ..." if len(values) > 4 else "")
+    one = {**given, "time": given["time"] or dates, "where": {**(given["where"] or {}), names: values[0]}}
+    return ValueError(
+        f"{path}: the column {dates!r} repeats its dates, once for each value of {names!r} ({len(values)} values: "
+        f"{shown}): the file holds {len(values)} series in long format, and a series has one row per step. Keep "
+        f"one series with where, e.g. in a suite file ({dataset_entry('csv', one)}).")
+
+
+def _stacked_note(frame: pd.DataFrame, name: str, readings: list[pd.Series]) -> str | None:
+    """A note where the column ``name`` holds full dates (with a year) that repeat and go back down the file in
+    every reading: series stacked one after another, taken in file order as one (a cycle, January to December
+    or hour by hour without a year, is not one)."""
+    column = frame[name]
+    if column.is_unique or not column.astype(str).str.contains(r"\d{4}").all():
+        return None
+    backs = [np.flatnonzero(r.diff().to_numpy()[1:] < np.timedelta64(0)) + 1 for r in readings]
+    if not all(len(b) for b in backs):
+        return None
+    at = int(backs[0][0])
+    return (f"the column {name!r} repeats dates and goes back {len(backs[0])} time(s) down the file (row {at}'s "
+            f"{column.iloc[at]!r} comes after {column.iloc[at - 1]!r}, rows counted from 0 under the header), and "
+            "without time the rows are taken in file order as one series: if the file holds several series one "
+            "after another, keep one with where = { column = value } (a column that names the series)")
 
 
 def _reads_as_yyyymmdd(column: pd.Series) -> bool:
@@ -101,7 +158,7 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
 TIME_NAMES = {"year", "yr", "time", "t", "step", "period", "date", "day", "week", "month", "quarter", "hour"}
 
 
-def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path
+def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given: dict
                          ) -> tuple[tuple[str, np.ndarray] | None, str | None]:
     """Without ``time`` the rows are the steps in file order: a ValueError if another column of dates runs
     backwards down the file (newest first, as many downloads are), which would forecast the past. Returns the
@@ -122,6 +179,9 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path
                             f"backwards: order the rows by it with time = {name!r}, or reverse the file")
             continue
         readings = date_readings(column.astype(str))
+        names = _series_names(frame, name, used) if readings else None
+        if names is not None:
+            raise _long_format_error(frame, str(name), names, path, given)
         steps = [r.diff().to_numpy()[1:] for r in readings]  # each reading's step from the row above
         earlier = [d < np.timedelta64(0) for d in steps]
         if readings and all(e.all() for e in earlier):
@@ -129,8 +189,9 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path
                 f"{path}: the column {name!r} holds dates newest first ({column.iloc[0]!r} in the first row, "
                 f"{column.iloc[-1]!r} in the last), and without time the rows are taken in file order, so the "
                 f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
-                f"([[datasets]] name = \"csv\" params = {{ path = \"{path}\", target = \"{used[0]}\", time = "
-                f"\"{name}\" }}), or reverse the file.")
+                f"({dataset_entry('csv', {**given, 'time': str(name)})}), or reverse the file.")
+        if disorder is None and readings:
+            disorder = _stacked_note(frame, str(name), readings)
         if disorder is None and readings and column.is_unique and all(e.any() for e in earlier):
             back = int(np.argmax(earlier[0])) + 1
             disorder = (f"the column {name!r} holds distinct dates out of order (row {back}'s {column.iloc[back]!r} "
@@ -157,6 +218,30 @@ def _check_roles(target: str, features: list[str], time: str | None, path: Path)
                          "leave time out to keep the file's row order.")
 
 
+def _kept_rows(frame: pd.DataFrame, where: dict, path: Path) -> pd.DataFrame:
+    """The rows of ``frame`` whose columns hold ``where``'s values (numbers compared as numbers, anything
+    else as text), their index kept (rows of the file); an error naming the values a column holds where
+    none is left."""
+    kept = np.ones(len(frame), bool)
+    for name, value in where.items():
+        column = frame[name]
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if number and pd.api.types.is_numeric_dtype(column):
+            match = (column == value).to_numpy()
+        else:
+            match = (column.astype(str).str.strip() == str(value).strip()).to_numpy()
+        if not match.any():
+            values = [as_written(v) for v in column.unique()]
+            shown = ", ".join(map(repr, values[:6])) + (", ..." if len(values) > 6 else "")
+            raise ValueError(f"{path}: where = {{ {name} = {value!r} }} keeps no row: the column {name!r} holds "
+                             f"{shown}.{did_you_mean(str(value), [str(v) for v in values])}")
+        kept &= match
+    if not kept.any():
+        raise ValueError(f"{path}: no row holds all of where = {where}; each value alone is in the file, but "
+                         "never together in one row.")
+    return frame[kept]
+
+
 def csv_problem(
     *,
     path: str | os.PathLike,
@@ -166,8 +251,10 @@ def csv_problem(
     time_format: str | None = None,
     lags: int = 5,
     test_fraction: float = 0.25,
+    where: dict[str, str | int | float] | None = None,
 ) -> SeriesProblem:
-    """A single series from ``path``: y = ``target``; X = ``features`` then ``lags`` target lags (module doc)."""
+    """A single series from ``path``: y = ``target``; X = ``features`` then ``lags`` target lags; the rows
+    ``where`` names alone, if given (module doc)."""
     path = Path(path).expanduser()
     problems = []  # every problem of the parameters at once, then those of the file's columns
     exists = path.is_file()
@@ -192,7 +279,13 @@ def csv_problem(
             if not problems:
                 raise
             problems.append(str(exc))
-    missing = [c for c in [target, *features] + ([time] if time else []) if frame is not None and c not in frame]
+    where = dict(where or {})
+    defaults = csv_problem.__kwdefaults__ or {}
+    given = {key: None if value in ([], {}) or value == defaults.get(key) else value for key, value in dict(
+        path=str(path), target=target, features=features, time=time, time_format=time_format, lags=lags,
+        test_fraction=test_fraction, where=where).items()}  # the parameters as given (None: left out), for fixes
+    missing = [c for c in [target, *features, *([time] if time else []), *where]
+               if frame is not None and c not in frame]
     if frame is not None and missing:
         problems.append(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
                         f"{header_below_hint(frame, missing) or did_you_mean(missing[0], frame.columns)}")
@@ -202,14 +295,16 @@ def csv_problem(
         raise ValueError(" ".join(problems))
     if not features and lags == 0:
         raise ValueError(f"{path}: lags = 0 and no features leave a method without inputs; give features or lags >= 1.")
+    if where:
+        frame = _kept_rows(frame, where, path)
     if time:
-        frame, steps = _order(frame, time, path, time_format)
+        frame, steps = _order(frame, time, path, [target, *features], given, time_format)
         order_note = _skipped_note(steps, time)
         if order_note and time_format is None and _reads_as_yyyymmdd(frame[time]):
             order_note += (f"; its whole numbers read as dates written YYYYMMDD (the first {frame[time].iloc[0]}): "
                            "give time_format = \"%Y%m%d\" to step by days, not by numbers")
     else:
-        forwards, disorder = _check_not_backwards(frame, [target, *features], path)
+        forwards, disorder = _check_not_backwards(frame, [target, *features], path, given)
         order_note = _skipped_note(forwards[1], forwards[0]) if forwards else disorder
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
@@ -231,8 +326,8 @@ def csv_problem(
         rows = next(n for n in itertools.count(int(MIN_TEST_POINTS / test_fraction) - 2)
                     if int(round(n * test_fraction)) >= MIN_TEST_POINTS)
         # a larger test_fraction helps only where it leaves a training span at least as long as the test span
-        fix = (f"a larger test_fraction in a suite file ([[datasets]] name = \"csv\" params = {{ path = \"{path}\", "
-               f"target = \"{target}\", test_fraction = {fraction:.2f} }})" if fraction is not None else
+        fix = (f"a larger test_fraction in a suite file ({dataset_entry('csv', {**given, 'test_fraction': fraction})})"
+               if fraction is not None else
                f"a longer series: at least {rows} rows at test_fraction = {test_fraction}, or {2 * MIN_TEST_POINTS} "
                "with test_fraction = 0.5 (as many rows to train on as to test)")
         raise ValueError(

@@ -333,6 +333,65 @@ def test_csv_rows_out_of_date_order_without_time_are_noted(tmp_path: Path) -> No
     assert "notes" not in csv_problem(path=cycles, target="y", lags=1).metadata
 
 
+def _long_file(path: Path, order: str) -> Path:
+    """Two series of 400 days in long format (a column of dates, one naming the series, the value): ``stacked``
+    (north's rows, then south's), ``interleaved`` (by date, then region) or ``numbered`` (stacked, the series
+    named by a number). north's value on day i is i, south's 1000 + i: a row's series is told by its value."""
+    days = pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d")
+    rows = [(d, region, i + 1000 * k) for k, region in enumerate(["north", "south"]) for i, d in enumerate(days)]
+    if order == "interleaved":
+        rows.sort()
+    if order == "numbered":
+        rows = [(d, 1 + (region == "south"), v) for d, region, v in rows]
+    return _write(path, "date,region,y\n" + "".join(f"{d},{r},{v}\n" for d, r, v in rows))
+
+
+@pytest.mark.parametrize("order", ["stacked", "interleaved"])
+@pytest.mark.parametrize("time", [None, "date"])
+def test_csv_in_long_format_is_an_error_and_where_keeps_one_series(tmp_path: Path, order, time) -> None:
+    """A file of several series in long format ran silently as one series (CSV user): north's days, then
+    south's, or the two alternating day by day. It is an error whether or not the dates are given as time,
+    naming the series' column and the fix, which keeps one series: its values, in its own time order."""
+    path = _long_file(tmp_path / "long.csv", order)
+    with pytest.raises(ValueError, match=r"the column 'date' repeats its dates, once for each value of 'region' "
+                                         r"\(2 values: 'north', 'south'\): the file holds 2 series in long format.*"
+                                         r'params = \{ path = ".*long.csv", target = "y", time = "date", lags = 1, '
+                                         r'where = \{ region = "north" \} \}'):
+        csv_problem(path=path, target="y", time=time, lags=1)
+    for region, first in [("north", 0), ("south", 1000)]:
+        p = csv_problem(path=path, target="y", time=time, lags=1, where={"region": region})
+        np.testing.assert_array_equal(p.y[:, 0], first + np.arange(1, 400))  # one series, in order, lag 1 dropped
+        assert "notes" not in p.metadata
+
+
+def test_csv_where_is_checked_against_the_file(tmp_path: Path) -> None:
+    """``where`` names a column of the file and a value it holds; numbers are compared as numbers."""
+    path = _long_file(tmp_path / "long.csv", "stacked")
+    with pytest.raises(ValueError, match=r"no column\(s\) \['regoin'\].*Did you mean 'region'\?"):
+        csv_problem(path=path, target="y", where={"regoin": "north"})
+    with pytest.raises(ValueError, match=r"where = \{ region = 'nort' \} keeps no row: the column 'region' holds "
+                                         r"'north', 'south'. Did you mean 'north'\?"):
+        csv_problem(path=path, target="y", where={"region": "nort"})
+    with pytest.raises(ValueError, match=r"no row holds all of where"):
+        csv_problem(path=path, target="y", where={"region": "north", "y": 1000})
+    numbered = _long_file(tmp_path / "numbered.csv", "numbered")
+    p = csv_problem(path=numbered, target="y", lags=1, where={"region": 2})
+    np.testing.assert_array_equal(p.y[:, 0], 1000 + np.arange(1, 400))
+
+
+def test_csv_stacked_series_named_by_numbers_are_noted(tmp_path: Path) -> None:
+    """Series stacked one after another, named by a number (no column of text tells them apart): full dates that
+    repeat and go back down the file are noted. Hours within a date, the date repeating in order, are one
+    series: no note."""
+    (note,) = csv_problem(path=_long_file(tmp_path / "n.csv", "numbered"), target="y").metadata["notes"]
+    assert note.startswith("the column 'date' repeats dates and goes back 1 time(s) down the file (row 400's "
+                           "'2020-01-01' comes after '2021-02-03'") and "where = { column = value }" in note
+    days = pd.date_range("2020-01-01", periods=20).strftime("%Y-%m-%d")
+    hourly = _write(tmp_path / "h.csv", "date,hour,y\n" + "".join(f"{d},{h:02d}:00,{i}\n" for i, (d, h) in
+                                                                   enumerate((d, h) for d in days for h in range(24))))
+    assert "notes" not in csv_problem(path=hourly, target="y").metadata
+
+
 @pytest.mark.parametrize("dates, time_format, message", [
     (["2021-01-01", "2 Jan 2021"], None, "written in more than one format"),
     (["01/02/2021", "2021-01-03"], "%d/%m/%Y", "time_format '%d/%m/%Y' does not read"),
