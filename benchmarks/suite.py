@@ -425,7 +425,8 @@ def _method_dataset_problems(suite: dict) -> list[str]:
 
 
 def check_alphas(alpha) -> list[float]:
-    """The miscoverage level(s) as a list of floats in (0, 1), each once: ``alpha`` a number or a list of numbers."""
+    """The miscoverage level(s) as a list of floats in (0, 1), each once and each as the tables show it (6
+    significant digits, float noise dropped): ``alpha`` a number or a list of numbers."""
     levels = alpha if isinstance(alpha, (list, tuple)) else [alpha]
     # a notebook's numpy scalars, as the numbers they print as (np.float32(0.1) is 0.1, not 0.10000000149)
     levels = [float(str(a)) if isinstance(a, np.floating) else int(a) if isinstance(a, np.integer) else a
@@ -436,7 +437,13 @@ def check_alphas(alpha) -> list[float]:
                          "0.05 0.1 0.2).")
     if not levels:
         raise ValueError("no alpha given: give at least one level, e.g. alpha = 0.1.")
-    levels = [check_alpha(a) for a in levels]
+    # float noise dropped (1 - 0.9 is the level 0.1); a level needs no more digits than tables show it with
+    levels = [float(f"{check_alpha(a):.12g}") for a in levels]
+    fine = [a for a in levels if float(f"{a:.6g}") != a]
+    if fine:
+        raise ValueError(f"alpha {fine[0]!r} has more significant digits than the tables show (6: it reads "
+                         f"{fine[0]:g} there, as a level of {float(f'{fine[0]:.6g}')!r} would); give {fine[0]:.6g}, "
+                         "or a level that differs in its first 6 digits.")
     repeated = sorted({a for a in levels if levels.count(a) > 1})
     if repeated:
         raise ValueError(f"alpha {repeated[0]:g} is given {levels.count(repeated[0])} times; give each level once.")

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from pibench.benchmarks.store import ResultsStore
+from pibench.benchmarks.suite import check_alphas
 from pibench.cli import main
 from pibench.data_loaders.registry import load_dataset
 from tests.test_cli_errors import TINY, one_line_error, snapshot, suite_with, without_root_override
@@ -241,6 +242,17 @@ def test_seeds_are_distinct_and_in_range(store, capsys, argv, shown):
     err = one_line_error(capsys, run_suite(suite, results, *argv))
     assert shown in err
     assert snapshot(results) == before
+
+
+def test_levels_are_kept_as_the_tables_show_them():
+    """alpha 0.1 and 0.1000000001 ran as two levels that every table showed as 0.1 (API user): a level with more
+    significant digits than the tables' 6 is refused, naming the one to give; float noise (1 - 0.9) is the level."""
+    assert check_alphas([1 - 0.9, 0.05]) == [0.1, 0.05] and check_alphas(0.123456) == [0.123456]
+    with pytest.raises(ValueError, match=r"alpha 0.1000000001 has more significant digits than the tables show "
+                                         r"\(6: it reads 0.1 there.*give 0.1, or"):
+        check_alphas([0.1, 0.1000000001])
+    with pytest.raises(ValueError, match=r"alpha 0.1 is given 2 times"):
+        check_alphas([0.1, 1 - 0.9])
 
 
 def test_suite_seeds_are_checked_with_the_file_named(tmp_path, capsys):
