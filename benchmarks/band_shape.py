@@ -28,7 +28,7 @@ def shape_table(results_dir: str, splits: int = 200) -> tuple[pd.DataFrame, list
         if record.get("status") != "ok" or record["config"]["protocol"].get("kind") != "set":
             continue
         name = f"{record['dataset']} / {record['method']} {record['setting']} / seed {record['seed']}"
-        y, point, half = set_arrays(store.predictions(record["task_id"]))
+        y, point, half = set_arrays(store.predictions(record["task_id"], record["predictions_sha256"]))
         if not usable_shape(half):
             left_out.append(name)
             continue

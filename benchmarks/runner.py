@@ -489,7 +489,7 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks
                    if "plugin" in t.bound_identity}
         current, _ = select_current(store.records(), code_version(), plugins, store.requested())
-        statistics = compute_statistics(current, store.predictions, store.statistics_cache)
+        statistics = compute_statistics(current, store.reader(current), store.statistics_cache)
         summary = write_summary(current, Path(results_dir), statistics.tasks)
         if executed:  # what `pibench report` wrote no longer holds every task: it writes them again
             for derived in REPORT_FILES:

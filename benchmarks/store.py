@@ -25,7 +25,7 @@ import json
 import os
 import secrets
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -68,6 +68,10 @@ def atomic_write(path: Path, write) -> None:
 
 class ResultsDirLost(OSError):
     """The results dir vanished or was replaced while a run wrote into it."""
+
+
+class ChangedSinceRead(ValueError):
+    """A task's predictions file changed (or went) after its record was read and checked."""
 
 
 @dataclass(frozen=True)
@@ -353,8 +357,27 @@ class ResultsStore:
             self._write_record(task_id, {**record, "data_files": dict(loaded)})
         return changed
 
-    def predictions(self, task_id: str) -> pd.DataFrame:
-        return pd.read_parquet(self.predictions_path(task_id))
+    def predictions(self, task_id: str, sha256: str | None = None) -> pd.DataFrame:
+        """A task's stored predictions; with ``sha256`` (the checksum of the record read), a
+        :class:`ChangedSinceRead` error where the file is no longer the one that record checked."""
+        path = self.predictions_path(task_id)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            if sha256 is None:
+                raise
+            data = b""
+        if sha256 is not None and _sha256(data) != sha256:
+            raise ChangedSinceRead(f"{path}: the predictions of task {task_id} are {'gone' if not data else 'changed'} "
+                                   "since its record was read (their checksum is not the record's); read the results "
+                                   "again (pibench.load_results, or rerun the command) for what is stored now.")
+        return pd.read_parquet(io.BytesIO(data))
+
+    def reader(self, records: list[dict]) -> Callable[[str], pd.DataFrame]:
+        """A reader of the predictions of ``records`` (task id -> frame) that checks each file is still the one
+        its record checked (:meth:`predictions`): results read earlier never serve a file changed since."""
+        sums = {r["task_id"]: r["predictions_sha256"] for r in records if r.get("status") == "ok"}
+        return lambda task_id: self.predictions(task_id, sums[task_id])
 
     # -- writing ------------------------------------------------------------------
     def write(self, task_id: str, record: dict, predictions: pd.DataFrame | None) -> None:

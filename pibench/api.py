@@ -166,7 +166,7 @@ class Results:
         from pibench.reports.figures.results import StoredResults
 
         store = ResultsStore(self.results_dir)
-        return StoredResults(self.records, store.predictions, statistics_cache=store.statistics_cache)
+        return StoredResults(self.records, store.reader(self.records), statistics_cache=store.statistics_cache)
 
     def predictions(self, task: str | dict | pd.Series) -> pd.DataFrame:
         """The per-step (series) or per-sequence-and-horizon (sets) predictions of a task, by id, record or row

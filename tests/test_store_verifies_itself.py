@@ -119,6 +119,27 @@ def test_an_edited_record_is_never_shown_and_exactly_its_task_is_recomputed(veri
         {k: record[k] for k in ("setting", "seed", "identity", "coverage")}
 
 
+def test_results_read_earlier_never_serve_a_predictions_file_changed_since(verified):
+    """A Results object read before a predictions file was edited served the edited numbers (API user): its
+    predictions (and so its figures) now refuse a file that is not the one its record checked, or is gone."""
+    _, results = verified
+    path, record = record_of(results, "autoreg", "ar")
+    loaded = load_results(results)
+    original = loaded.predictions(record["task_id"])  # read once and kept: the checked file
+    fresh = load_results(results)
+    parquet = path.with_suffix(".parquet")
+    edited = original.assign(y=original["y"] + 100.0)  # every step a miss
+    edited.to_parquet(parquet, index=False)
+    pd.testing.assert_frame_equal(loaded.predictions(record["task_id"]), original)  # the checked file, kept
+    with pytest.raises(ValueError, match=rf"{record['task_id']} are changed since its record was read .*read the "
+                                         r"results again \(pibench.load_results"):
+        fresh.predictions(record["task_id"])
+    parquet.unlink()
+    with pytest.raises(ValueError, match=rf"{record['task_id']} are gone since its record was read"):
+        ResultsStore(results).reader([record])(record["task_id"])
+    assert record["task_id"] not in {r["task_id"] for r in load_results(results).records}  # read again: left out
+
+
 def test_a_record_whose_id_does_not_re_derive_is_tampered(verified):
     _, results = verified
     path, record = record_of(results, "autoreg", "ar")
