@@ -20,13 +20,13 @@ out is returned with the reason.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shlex
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from pibench.data_loaders.fingerprint import sha256_of
 from pibench.methods.code_identity import describe_change
 
 ROW = ("suite", "dataset", "method", "setting", "alpha")
@@ -38,15 +38,11 @@ class LeftOut:
     reason: str
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 def _changed_file(record: dict, checksums: dict[str, str | None]) -> str | None:
     """The first data file of ``record`` whose content on disk differs from when it ran (missing files can't tell)."""
     for path, sha in (record.get("data_files") or {}).items():
         if path not in checksums:
-            checksums[path] = _sha256(Path(path)) if Path(path).is_file() else None
+            checksums[path] = sha256_of(path) if Path(path).is_file() else None
         if checksums[path] is not None and checksums[path] != sha:
             return path
     return None
