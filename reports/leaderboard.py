@@ -9,8 +9,10 @@ ties averaged) and each row's score over the best covering row's. The oracle (th
 true interval, where a dataset knows it) is the truth, not a contender: it is never
 ranked nor the best row, and its ratio shows how far the best row is from it.
 Across datasets, per row: its mean rank over the datasets it covers, on how many it
-covers, and its mean score ratio over those same datasets (a ratio below 1 bought
-by missing the level is no win). The interval score decides because it is proper
+covers, its mean score ratio over those same datasets (a ratio below 1 bought
+by missing the level is no win), and on how many the Model Confidence Set holds it
+(ranks are point estimates: where the MCS holds several rows, the data do not
+tell their scores apart). The interval score decides because it is proper
 for central intervals (Gneiting & Raftery 2007): a narrow interval that misses pays
 for it.
 """
@@ -65,8 +67,10 @@ def per_dataset(summary: pd.DataFrame, suite: str, statistics: pd.DataFrame | No
 
 def overall(table: pd.DataFrame) -> pd.DataFrame:
     """Per (method, setting) over the datasets of ``table`` (:func:`per_dataset`): mean rank where it covers,
-    datasets covered (of all), mean score ratio, and each dataset's score ratio as a column; best first (the
-    largest share of its datasets covered, then the lowest mean rank; the oracle last)."""
+    datasets covered (of all), mean score ratio, where statistics are given the datasets whose Model Confidence
+    Set holds it (``in_mcs``, of ``mcs_datasets`` with a verdict: there no row is told apart from it by the
+    score), and each dataset's score ratio as a column; best first (the largest share of its datasets covered,
+    then the lowest mean rank; the oracle last)."""
     if table.empty:
         return pd.DataFrame()
     keys = ["method", "setting"]
@@ -75,6 +79,10 @@ def overall(table: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"mean_rank": grouped["rank"].mean(), "covered": grouped["covers"].sum().astype(int),
                         "datasets": grouped.size(),
                         "mean_score_ratio": covered_ratio.groupby([table[k] for k in keys]).mean()})
+    if "in_mcs" in table:  # where the score's differences are real: the datasets whose MCS holds the row
+        verdict = table["in_mcs"].map(lambda v: None if pd.isna(v) else bool(v))
+        out["in_mcs"] = verdict.eq(True).groupby([table[k] for k in keys]).sum().astype(int)
+        out["mcs_datasets"] = verdict.notna().groupby([table[k] for k in keys]).sum().astype(int)
     wide = table.assign(column=table["dataset"].astype(str)).pivot_table(index=keys, columns="column",
                                                                        values="score_ratio", aggfunc="mean")
     wide = wide.reindex(columns=sorted(table["dataset"].astype(str).unique()))  # a dataset of the oracle alone: NaN

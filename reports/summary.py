@@ -616,6 +616,8 @@ def leaderboard_tables(frame: pd.DataFrame, statistics: pd.DataFrame | None = No
             row = {"method": r.method, "setting": r.setting,
                    "mean rank": "-" if pd.isna(r.mean_rank) else f"{r.mean_rank:.1f}",
                    "covers": f"{r.covered} of {r.datasets}"}
+            if "in_mcs" in board:
+                row["in MCS"] = f"{r.in_mcs} of {r.mcs_datasets}" if r.mcs_datasets else "-"
             for dataset in datasets:
                 value = board.loc[r.Index, dataset]
                 row[dataset] = "-" if pd.isna(value) else f"{value:.2f}{marks.get((r.method, r.setting, dataset), '')}"
@@ -626,6 +628,9 @@ def leaderboard_tables(frame: pd.DataFrame, statistics: pd.DataFrame | None = No
                      "among covering rows; rows by the share of their datasets covered, then mean rank (↓ covers "
                      "more than 2 points less, ↑ more)"
                      + ("; the oracle, the truth, last and unranked" if (board["method"] == ORACLE).any() else "")
+                     + (f"; in MCS: the datasets whose {MCS_LEVEL:.0%} Model Confidence Set on the interval score "
+                        "holds the row (the ranks are point estimates: rows in one MCS are not told apart)"
+                        if "in_mcs" in board else "")
                      + "\n\n"
                      + _markdown(pd.DataFrame(rows)))
     return "\n".join(parts)

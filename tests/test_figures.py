@@ -516,6 +516,30 @@ def test_the_leaderboard_greys_the_cells_of_rows_that_miss_the_level():
     close(fig)
 
 
+def test_the_leaderboard_outlines_the_cells_the_mcs_holds():
+    """Where a dataset's MCS holds a row, the data do not tell its score apart from the best: the cell is
+    outlined, exactly those cells (read from the statistics), and the title says what an outline means."""
+    from matplotlib.patches import Rectangle
+
+    from pibench.reports.figures.leaderboard import leaderboard_figure
+
+    runs = [series_run("lb", dataset, method, "default", half, days=400) for dataset in ("A", "B")
+            for method, half in (("wide", 1.72), ("nominal", 1.645), ("narrow", 1.0))]
+    for record, _ in runs:  # the cap of series_run's lengths: the statistics (MCS included) read it
+        record["length_cap"] = list(default_cap(-3, 3))
+    results = stored(runs)
+    fig = leaderboard_figure(results, "lb")
+    ax = axes_of(fig)[0]
+    rows = [t.get_text() for t in ax.get_yticklabels()]
+    columns = [t.get_text() for t in ax.get_xticklabels()]
+    held = {(r.method, r.dataset) for r in results.statistics.rows.itertuples() if pd.notna(r.in_mcs) and r.in_mcs}
+    outlined = {(rows[round(p.get_y() + p.get_height() / 2)], columns[round(p.get_x() + p.get_width() / 2)])
+                for p in ax.patches if isinstance(p, Rectangle) and not p.get_fill()}
+    assert outlined == held and 0 < len(held) < 6  # some rows are told apart, some not
+    assert "outlined: in the dataset's 90% MCS" in ax.get_title()
+    close(fig)
+
+
 def test_a_files_own_step_numbers_name_the_test_span(tmp_path):
     """A CSV time column of whole numbers is the steps' labels, kept as numbers: the span reads "steps 1301 to
     1400", not "1301-01-01 to 1400-01-01" (text once read as years) nor the row numbers 298 to 397."""

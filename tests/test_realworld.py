@@ -170,6 +170,29 @@ def test_the_leaderboard_ranks_by_hand():
     assert list(board["method"]) == ["m2", "m4", "m1", "m3"] and board.iloc[1]["datasets"] == 1
 
 
+def test_the_leaderboard_counts_the_datasets_whose_mcs_holds_a_row():
+    """The leaderboard showed ranks only (reader: its top row was best on no dataset, and the MCS held every
+    row on 7 of 8): it now counts, per row, the datasets whose Model Confidence Set holds it, of those with a
+    verdict. By hand: m1 in A's MCS, no verdict on B; m2 in both; m3 in neither."""
+    from pibench.reports.summary import leaderboard_tables
+
+    frame = pd.DataFrame([_row("A", "m1", "x", 0.90, 10.0), _row("A", "m2", "x", 0.91, 11.0),
+                          _row("A", "m3", "x", 0.85, 8.0), _row("B", "m1", "x", 0.95, 4.0),
+                          _row("B", "m2", "x", 0.89, 5.0), _row("B", "m3", "x", 0.905, 6.0)])
+    verdicts = {("A", "m1"): True, ("A", "m2"): True, ("A", "m3"): False, ("B", "m1"): None, ("B", "m2"): True,
+                ("B", "m3"): False}
+    statistics = pd.DataFrame([{"suite": "s", "dataset": d, "alpha": 0.1, "method": m, "setting": "x", "in_mcs": v,
+                                "mcs_p": 0.5} for (d, m), v in verdicts.items()])
+    board = overall(per_dataset(frame, "s", statistics)).set_index("method")
+    assert board[["in_mcs", "mcs_datasets"]].to_dict("index") == {
+        "m1": {"in_mcs": 1, "mcs_datasets": 1}, "m2": {"in_mcs": 2, "mcs_datasets": 2},
+        "m3": {"in_mcs": 0, "mcs_datasets": 2}}
+    table = leaderboard_tables(frame, statistics)
+    assert "| m2 | x | 1.5 | 2 of 2 | 2 of 2 |" in table and "| m1 | x | 1.0 | 1 of 2 | 1 of 1 |" in table
+    assert "in MCS: the datasets whose 90% Model Confidence Set" in table
+    assert "in_mcs" not in overall(per_dataset(frame, "s"))  # no statistics, no count
+
+
 def test_the_oracle_is_shown_but_never_ranked_and_a_ratio_counts_where_a_row_covers():
     """The oracle took rank 1 on the datasets that have one, pushing every method down a place there and not
     elsewhere, and was the best row the ratios were over; and the mean score ratio averaged in the datasets a row
