@@ -126,9 +126,11 @@ def _gamma_and_rest(setting: str) -> tuple[float, str]:
     return float(gamma), ",".join(p for p in parts if p not in named)
 
 
-def aci_sweep(summary: pd.DataFrame, suite: str = "fesp", dataset: str = "fesp") -> pd.DataFrame:
+def aci_sweep(summary: pd.DataFrame, suite: str = "fesp", dataset: str = "fesp", lone: bool = False
+              ) -> pd.DataFrame:
     """ACI's rows of one dataset with a numeric ``gamma`` column and ``variant``, the setting's other keys ("" for
-    plain "gamma=X"), sorted by variant and gamma (seed means); only variants swept over two gammas or more."""
+    plain "gamma=X"), sorted by variant and gamma (seed means); only variants swept over two gammas or more,
+    and with ``lone`` the variants of one gamma too where one variant is swept (none where none is)."""
     ok = summary[(summary["suite"] == suite) & (summary["status"] == "ok") & (summary["dataset"] == dataset)
                  & (summary["method"] == "aci")]
     if ok.empty:
@@ -136,7 +138,8 @@ def aci_sweep(summary: pd.DataFrame, suite: str = "fesp", dataset: str = "fesp")
     aci = ok.groupby("setting", as_index=False).mean(numeric_only=True)
     parsed = [_gamma_and_rest(setting) for setting in aci["setting"]]
     aci = aci.assign(gamma=[g for g, _ in parsed], variant=[v for _, v in parsed]).dropna(subset=["gamma"])
-    aci = aci[aci.groupby("variant")["gamma"].transform("size") > 1]
+    swept = aci.groupby("variant")["gamma"].transform("size") > 1
+    aci = aci if lone and swept.any() else aci[swept]
     return aci.sort_values(["variant", "gamma"]).reset_index(drop=True)
 
 

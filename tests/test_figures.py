@@ -118,8 +118,9 @@ def test_gamma_sweep_x_is_gamma_with_zero_and_the_nominal_line(fesp_store):
 
 def test_a_gamma_grid_with_a_second_key_draws_a_sweep_per_setting():
     """ACI over gamma x score (the grid a user wrote): the figure was left out, since only settings of the form
-    "gamma=X" were read; now one line per score, a lone gamma (no sweep) left out, and the paper's table keeps
-    the plain sweep only."""
+    "gamma=X" were read; now one line per score, a lone gamma (no sweep) a point beside them (reader: the
+    normalized row was missing), and the paper's table keeps the plain sweep only. With statistics, the rows'
+    CIs are bands along a line and bars at a point."""
     from pibench.reports.paper_tables import aci_sweep
 
     runs = [series_run("mine", "s", "aci", f"gamma={g:g},score={score}", w + 10 * g)
@@ -131,9 +132,19 @@ def test_a_gamma_grid_with_a_second_key_draws_a_sweep_per_setting():
     fig = gamma_sweep_figure(store, "mine", "s")
     lines = {line.get_label(): list(line.get_xdata()) for line in axes_of(fig)[0].get_lines()
              if not line.get_label().startswith("_")}
-    assert lines == {"score=absolute": [0.0, 0.01], "score=normalized": [0.0, 0.01]}
-    assert fig.legends  # two lines to tell apart
+    assert lines == {"score=absolute": [0.0, 0.01], "score=normalized": [0.0, 0.01], "base=pa": [0.01]}
+    assert fig.legends  # lines to tell apart
+    assert "bands" not in fig.get_suptitle()  # these records carry no length cap: no statistics, no CIs
     close(fig)
+    for record, _ in runs:  # series_run's cap: now the rows have CIs
+        record["length_cap"] = list(default_cap(-3, 3))
+    fig = gamma_sweep_figure(stored(runs), "mine", "s")
+    coverage, length = axes_of(fig)[:2]
+    for ax in (coverage, length):
+        assert len(ax.collections) == 2 + 1  # a band per swept score, a bar for base=pa
+    assert "bands: 90% CIs" in fig.get_suptitle()
+    close(fig)
+    assert aci_sweep(stored(runs[-1:]).summary, "mine", "s", lone=True).empty  # a lone gamma alone: no sweep
 
 
 def test_the_per_method_panels_say_which_setting_and_seed_they_show():

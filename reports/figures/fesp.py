@@ -95,24 +95,46 @@ def coverage_by_hour_figure(results: StoredResults, suite: str = "fesp") -> Figu
 
 def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str = "fesp") -> Figure | None:
     """ACI against its step size gamma: coverage, mean length and the count of infinite intervals
-    (symmetric-log gamma axis, so gamma = 0 is shown), a line per setting swept over gamma."""
-    sweep = aci_sweep(results.summary, suite, dataset)
+    (symmetric-log gamma axis, so gamma = 0 is shown), a line per setting swept over gamma and a point per
+    setting at one gamma (score=normalized beside the sweep), with the rows' 90% CIs of coverage and mean length
+    as bands, or bars at a point (:mod:`pibench.reports.statistics`)."""
+    sweep = aci_sweep(results.summary, suite, dataset, lone=True)
     if len(sweep) < 2:
         return None
+    rows = results.statistics.rows
+    ci = ["coverage_ci_low", "coverage_ci_high", "mean_length_ci_low", "mean_length_ci_high"]
+    if len(rows) and set(ci) <= set(rows):  # the rows' 90% CIs (pibench.reports.statistics), drawn as bands
+        mine = rows[(rows["suite"] == suite) & (rows["dataset"] == dataset) & (rows["method"] == "aci")]
+        sweep = sweep.drop(columns=[c for c in ci if c in sweep]).merge(mine[["setting", *ci]], on="setting",
+                                                                         how="left")
     fig, axes = new_figure(12, 3.4, 1, 3, sharex=True)
     positive = sweep.loc[sweep["gamma"] > 0, "gamma"]
     linthresh = float(positive.min()) if len(positive) else 1.0
     colour = method_colour("aci")
     panels = [(100 * sweep["coverage"], "coverage (%)"), (sweep["mean_length"], "mean length (target units)"),
               (sweep["n_infinite"], "infinite intervals (count)")]
+    bands = ([(100 * sweep["coverage_ci_low"], 100 * sweep["coverage_ci_high"]),
+              (sweep["mean_length_ci_low"], sweep["mean_length_ci_high"]), None] if set(ci) <= set(sweep)
+             else [None, None, None])
     variants = list(dict.fromkeys(sweep["variant"]))
     markers, dashes = "osD^v", ["-", "--", ":", "-."]
-    for ax, (values, label) in zip(axes[0], panels):
+    banded = False
+    for ax, (values, label), band in zip(axes[0], panels, bands):
         for i, variant in enumerate(variants):  # one line per setting swept over gamma (score=normalized, ...)
             part = sweep["variant"] == variant
             ax.plot(sweep.loc[part, "gamma"], values[part], marker=markers[i % len(markers)],
                     linestyle=dashes[i // len(markers) % len(dashes)], color=colour, markersize=4,
                     label=variant or "gamma alone")
+            if band is None or not band[0][part].notna().any():
+                continue
+            banded = True
+            if part.sum() > 1:
+                ax.fill_between(sweep.loc[part, "gamma"], band[0][part], band[1][part], color=colour, alpha=0.12,
+                                linewidth=0)
+            else:  # a setting at one gamma: a point, its CI a bar
+                low, high, value = band[0][part].iloc[0], band[1][part].iloc[0], values[part].iloc[0]
+                ax.errorbar(sweep.loc[part, "gamma"], [value], yerr=[[max(value - low, 0)], [max(high - value, 0)]],
+                            fmt="none", ecolor=colour, alpha=0.5, elinewidth=0.9)
         ax.set_xscale("symlog", linthresh=linthresh, linscale=0.5)
         decades = 10.0 ** np.arange(np.ceil(np.log10(linthresh)), np.floor(np.log10(sweep["gamma"].max())) + 1)
         ax.set_xticks([0.0, *decades], ["0", *(f"1e{int(np.log10(d))}" for d in decades)])
@@ -128,6 +150,6 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
     nominal_line(axes[0][0], results.nominal_percent, label=False)
     if len(variants) > 1:
         legend_outside(fig, [axes[0][0]])
-    fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite}; dashed: nominal {results.nominal_percent:g}%)",
-                 wrap=True)
+    fig.suptitle(f"{dataset}: ACI gamma sweep (suite {suite}; {'bands: 90% CIs; ' if banded else ''}dashed: "
+                 f"nominal {results.nominal_percent:g}%)", wrap=True)
     return fig
