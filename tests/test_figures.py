@@ -289,6 +289,30 @@ def test_sets_figure_per_horizon_lines_and_joint_bars():
     close(fig)
 
 
+def test_sets_figure_joint_bars_carry_the_rows_cis_and_a_dagger_without_a_guarantee():
+    """The joint panel showed the seeds' std and no † (reader), where the tables show the row's 90% CI and mark
+    CF-RNN without a joint guarantee: the bar's error bar is now the CI of the statistics, and the label the †."""
+    runs = [set_run("sets", "covid", m, seed, w) for m, w in (("cfrnn", 6.0), ("dprnn", 1.0)) for seed in (0, 1, 2)]
+    for record, _ in runs:
+        record["joint_guarantee"] = record["method"] != "cfrnn"
+    results = stored(runs)
+    fig = sets_figure(results, "sets", "covid")
+    joint_ax = axes_of(fig)[2]
+    label_at = {round(t.get_position()[1]): t.get_text() for t in joint_ax.get_yticklabels()}
+    assert sorted(label_at.values()) == ["cfrnn LSTM-20 †", "dprnn LSTM-20"]
+    assert "†: no joint guarantee" in joint_ax.get_title() and "bars: 90% CIs" in joint_ax.get_title()
+    rows = results.statistics.rows.set_index("method")
+    segments = [segment for c in joint_ax.collections if hasattr(c, "get_segments") for segment in c.get_segments()
+                if len(segment) == 2 and segment[0][1] == segment[1][1]]  # the error bars: horizontal, one a bar
+    assert len(segments) == 2
+    for (x0, y), (x1, _) in segments:
+        method = label_at[round(y)].split()[0]
+        expected = 100 * rows.loc[method, ["coverage_ci_low", "coverage_ci_high"]].to_numpy(float)
+        np.testing.assert_allclose(sorted([x0, x1]), expected)
+        assert expected[1] > expected[0]
+    close(fig)
+
+
 def test_sets_figure_draws_widths_apart_by_orders_of_magnitude_on_a_log_scale():
     """COVID's CF-RNN bands are 30 times DP-RNN's: on a linear axis DP-RNN and MQ-RNN lay flat at 0."""
     for ratio, scale in ((6.0, "linear"), (30.0, "log")):

@@ -39,9 +39,20 @@ def per_horizon_target(alpha: float, horizon: int) -> float:
     return 100 * (1 - alpha / horizon)
 
 
+def _joint_cis(results: StoredResults, suite: str, dataset: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """(method, setting) -> the 90% CI of its joint coverage (%) from the statistics
+    (:mod:`pibench.reports.statistics`: a set's headline coverage is joint); {} where there are none."""
+    rows = results.statistics.rows
+    if not len(rows) or "coverage_ci_low" not in rows:
+        return {}
+    mine = rows[(rows["suite"] == suite) & (rows["dataset"] == dataset)]
+    return {(r.method, r.setting): (100 * r.coverage_ci_low, 100 * r.coverage_ci_high) for r in mine.itertuples()}
+
+
 def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | None:
     """Three panels: per-horizon coverage and mean width (seed means) per method, and joint coverage
-    per method with the spread over seeds (mean +/- std, seeds as dots).
+    per method, its bar the seed mean with the row's 90% CI (the seeds' std where no statistics are given),
+    seeds as dots, and a † on the rows without a joint guarantee (``joint_guarantee`` False).
 
     Each coverage panel carries its own target, alpha from the records and H the length of their
     per-horizon coverage: the per-horizon panel the Bonferroni per-horizon level 100 (1 - alpha/H)
@@ -67,7 +78,7 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
             per_horizon.append({"method": r["method"], "setting": r["setting"], "seed": r["seed"], "horizon": h,
                                 "coverage": 100 * cov, "width": w, "infinite": int(n)})
         joint.append({"method": r["method"], "setting": r["setting"], "seed": r["seed"],
-                      "joint": 100 * r["joint_coverage"]})
+                      "joint": 100 * r["joint_coverage"], "guaranteed": r.get("joint_guarantee") is not False})
     per_horizon, joint = pd.DataFrame(per_horizon), pd.DataFrame(joint)
     styles = figure_styles(per_horizon["method"])
     groups = in_setting_order(per_horizon.groupby(["method", "setting"]))
@@ -105,22 +116,33 @@ def sets_figure(results: StoredResults, suite: str, dataset: str) -> Figure | No
     if len(widths) and widths.min() > 0 and widths.max() > WIDE * widths.min():  # narrow bands flat at 0 otherwise
         width_ax.set_yscale("log")
         width_ax.set_ylabel("interval width (target units, log scale)")
-    # joint coverage as horizontal bars: the labels read along the y axis, however many and long
+    # joint coverage as horizontal bars: the labels read along the y axis, however many and long; the bar's
+    # error bar the row's 90% CI where the statistics give it (seeds and sequences resampled), else the seeds' std
+    cis = _joint_cis(results, suite, dataset)
     rows = np.arange(len(labels))[::-1]
     for i, ((method, setting), _label) in zip(rows, labels):
         values = joint[(joint["method"] == method) & (joint["setting"] == setting)]["joint"]
         look = styles[method]
-        joint_ax.barh(i, values.mean(), xerr=values.std() if len(values) > 1 else None, color=look.colour,
-                      alpha=0.6, capsize=3)
+        mean = values.mean()
+        if cis:
+            low, high = cis.get((method, setting), (np.nan, np.nan))
+            error = [[max(mean - low, 0.0)], [max(high - mean, 0.0)]] if np.isfinite([low, high]).all() else None
+        else:
+            error = values.std() if len(values) > 1 else None
+        joint_ax.barh(i, mean, xerr=error, color=look.colour, alpha=0.6, capsize=3)
         joint_ax.scatter(values, np.full(len(values), i), color=look.colour, marker=look.marker, s=14, zorder=3)
-    joint_ax.set_yticks(rows, [label for _, label in labels], fontsize=7)
+    unguaranteed = set(zip(*joint.loc[~joint["guaranteed"], ["method", "setting"]].to_numpy().T))
+    joint_ax.set_yticks(rows, [f"{label} †" if key in unguaranteed else label for key, label in labels], fontsize=7)
     joint_ax.set_ylim(-1.0, len(labels))  # a lone bar not stretched over the whole panel
     for level in nominals:
         joint_ax.axvline(level, **JOINT_NOMINAL_STYLE, zorder=0)
     joint_ax.set_xlim(0.0, 100.5)  # bars from 0: a cut axis would stretch their differences
     seeds = int(joint.groupby(["method", "setting"]).size().max())
-    spread = "1 seed" if seeds == 1 else f"{seeds} seeds: mean +/- std"
-    joint_ax.set(xlabel="joint coverage (%)", title=f"joint coverage ({spread})")
+    spread = ("bars: 90% CIs" + ("" if seeds == 1 else f", dots: {seeds} seeds") if cis else
+              "1 seed" if seeds == 1 else f"{seeds} seeds: mean +/- std")
+    dagger = ("\n†: no joint guarantee at this level (too few calibration\nsequences for alpha / H: the tables' note)"
+              if unguaranteed else "")
+    joint_ax.set(xlabel="joint coverage (%)", title=f"joint coverage ({spread}){dagger}")
     for ax in (cov_ax, width_ax, joint_ax):
         ax.grid(alpha=0.3)
     legend_outside(fig, [cov_ax])
