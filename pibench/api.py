@@ -43,6 +43,8 @@ class Results:
     #: complete records the tables leave out for a newer configuration or code of their row, each with
     #: its ``superseded`` reason (:attr:`superseded_summary` shows them as a table)
     superseded: list[dict] = field(default_factory=list)
+    #: what :meth:`select` kept (e.g. ``{"datasets": ["sp500"]}``); empty for the whole folder
+    selection: dict = field(default_factory=dict)
 
     def __repr__(self) -> str:
         frame = self.summary
@@ -106,7 +108,9 @@ class Results:
             raise ValueError(f"no finished task in {self.results_dir} is of all of suites={suites}, "
                              f"methods={methods}, datasets={datasets}; each is there, but not together"
                              + (f" ({where})." if where else "."))
-        return Results(self.results_dir, records, self.left_out, None, superseded)
+        kept = {**self.selection, **{key: value for key, value in
+                                     (("suites", suites), ("methods", methods), ("datasets", datasets)) if value}}
+        return Results(self.results_dir, records, self.left_out, None, superseded, kept)
 
     @property
     def superseded_summary(self) -> pd.DataFrame:
@@ -215,7 +219,9 @@ class Results:
         if len(matches) != 1:
             needs = f": it needs {NEEDS[name]}" if not matches and name in NEEDS else ""
             guess = did_you_mean(name, [*specs, *NEEDS]) if not matches and not needs else ""
-            raise ValueError(f"figure {name!r} {'is ambiguous' if matches else 'is not in this store'}{needs}.{guess} "
+            chosen = ", ".join(f"{key}={value}" for key, value in self.selection.items())
+            where = f"this selection ({chosen}; the whole results dir may have it)" if chosen else "this store"
+            raise ValueError(f"figure {name!r} {'is ambiguous' if matches else f'is not in {where}'}{needs}.{guess} "
                              f"Give one of: {', '.join(matches or specs) or 'none'} (`pibench plot` lists them).")
         return matches[0]
 

@@ -162,6 +162,10 @@ def test_plot_lists_and_draws_one_figure(store, tmp_path, capsys):
     assert "is not in this store: it needs runs at several miscoverage levels" in capsys.readouterr().err
     assert main(["plot", "tradeoff", "--results-dir", str(store), "--out", str(tmp_path / "t")]) == 0
     assert (tmp_path / "t.png").is_file() and f"wrote {tmp_path / 't.png'}" in capsys.readouterr().out
+    # a figure the selection leaves out is said of the selection, not of the store (reader)
+    assert main(["plot", "sets", "--results-dir", str(store), "--methods", "aci"]) == 2
+    assert "figure 'sets' is not in this selection (methods=['aci']; the whole results dir may have it)" in \
+        capsys.readouterr().err
 
 
 def test_report_on_a_store_of_failures_only(tmp_path, capsys):
