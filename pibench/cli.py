@@ -186,8 +186,9 @@ def _plot(args: argparse.Namespace) -> int:
         return 1
     if args.name is None:
         print("figures this store has data for:")
+        width = max(len(name) for name in specs)  # the captions in one column, however long the names
         for spec in specs.values():
-            print(f"  {spec.name:<44} {spec.caption}")
+            print(f"  {spec.name:<{width}}  {spec.caption}")
         return 0
     name = results.figure_name(args.name)
     out = Path(args.out) if args.out else Path(args.results_dir) / "figures" / f"{name}.png"

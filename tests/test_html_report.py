@@ -151,6 +151,8 @@ def test_plot_lists_and_draws_one_figure(store, tmp_path, capsys):
     assert main(["plot", "--results-dir", str(store)]) == 0
     listing = capsys.readouterr().out
     assert "tradeoff" in listing and "sets-mini-seasonal_sets" in listing
+    lines = listing.splitlines()[1:]  # the captions in one column, whatever the names' lengths (CSV user)
+    assert len(lines) > 3 and len({line.index(line.split()[1]) for line in lines}) == 1, lines
     out = tmp_path / "t.svg"
     assert main(["plot", "tradeoff", "--results-dir", str(store), "--out", str(out)]) == 0
     assert out.read_text().lstrip().startswith("<?xml")
