@@ -314,6 +314,12 @@ def test_the_comparison_figure_and_the_tradeoff_bars(stats_store):
     ax = fig.axes[0]
     labels = [t.get_text() for t in ax.get_yticklabels()]
     assert "oracle" in labels and "autoreg" in labels
+    record = next(r for r in results.records if r["dataset"] == "ar" and r["status"] == "ok")
+    n = record["n_test"]  # the span the rows were compared over, in the title (reader)
+    assert ", test span steps " in ax.get_title() and f"({n:,} steps)" in ax.get_title()
+    close(fig)
+    fig = results.figure("comparison-stats-seasonal_sets")
+    assert "test span" not in fig.axes[0].get_title()  # sets of sequences: no span of steps
     close(fig)
     fig = results.figure("tradeoff")
     bars = [c for c in fig.axes[0].collections if c.__class__.__name__ == "LineCollection"]

@@ -9,9 +9,9 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, MaxNLocator, NullLocator
 
 from pibench.reports.comparisons import MIN_UNITS
-from pibench.reports.figures.results import StoredResults
+from pibench.reports.figures.results import StoredResults, describe_test_span
 from pibench.reports.figures.style import figure_styles, new_figure, run_labels
-from pibench.reports.statistics import paired_seeds
+from pibench.reports.statistics import ROW_KEYS, paired_seeds
 
 
 def comparison_groups(results: StoredResults) -> list[tuple[str, str]]:
@@ -69,10 +69,21 @@ def comparison_figure(results: StoredResults, suite: str, dataset: str) -> Figur
     what = (f"bars: 90% CI (Diebold-Mariano{variance}); filled: in the 90% MCS" if units >= MIN_UNITS else
             f"only {units} test unit(s): no CI, no MCS")
     apart = f"; {apart_rows} row(s) on other data not compared (the tables say why)" if apart_rows else ""
-    ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}; {what}{paired}"
-                 f"{apart}", fontsize=9, wrap=True)
+    ax.set_title(f"{dataset} ({suite}, alpha {results.alpha:g}): against {table['reference'].iloc[0]}"
+                 f"{_test_span(results, group.reference, sets)}; {what}{paired}{apart}", fontsize=9, wrap=True)
     ax.grid(axis="x", alpha=0.3)
     return fig
+
+
+def _test_span(results: StoredResults, reference: tuple, sets: bool) -> str:
+    """", test span 2019-01-01 to 2019-12-31 (365 days)" of the reference row's first seed: the rows compared
+    share it (:mod:`pibench.reports.statistics` compares the rows over one span); "" for sets."""
+    record = next((r for r in results.records if r.get("status") == "ok"
+                   and tuple(r.get(k) for k in ROW_KEYS) == tuple(reference)), None)
+    if sets or record is None:
+        return ""
+    daily = record["config"]["dataset"]["name"] == "fesp"  # one step a day of 24 hours
+    return f", test span {describe_test_span(results, record['task_id'], daily)}"
 
 
 def _symlog_ticks(ax, linear: float) -> None:
