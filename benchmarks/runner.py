@@ -51,7 +51,7 @@ from pibench.benchmarks.preflight import (
 )
 from pibench.benchmarks.protocols import ProtocolOutput, run_series, run_set, series_schedule
 from pibench.benchmarks.provenance import code_version, identity_change, provenance
-from pibench.benchmarks.store import ResultsStore, check_results_dir, row_of
+from pibench.benchmarks.store import FIELDS_SHA256, ResultsStore, check_results_dir, row_of
 from pibench.benchmarks.suite import Task, stable_hash
 from pibench.data_loaders.oracle import oracle_test_lengths
 from pibench.data_loaders.paths import DATA_ENV_VAR
@@ -68,9 +68,10 @@ from pibench.reports.summary import write_summary
 
 #: Names a method's diagnostics may not take: the record's metrics and what the store checks.
 RESERVED_DIAGNOSTICS = {"coverage", "mean_length", "median_length", "std_length", "iqr_length", "n_infinite",
-                        "winkler", "n_test", "status", "error", "length_cap", "predictions_sha256", "fit_seconds",
-                        "predict_seconds", "n_fits", "wall_seconds", "volatility_source", "coverage_by_group",
-                        "worst_rolling_coverage", "longest_miss_run", "per_horizon_coverage", *DERIVED_FIELDS}
+                        "winkler", "n_test", "status", "error", "length_cap", "predictions_sha256", FIELDS_SHA256,
+                        "fit_seconds", "predict_seconds", "n_fits", "wall_seconds", "volatility_source",
+                        "coverage_by_group", "worst_rolling_coverage", "longest_miss_run", "per_horizon_coverage",
+                        *DERIVED_FIELDS}
 
 
 def _predictions_frame(problem, out: ProtocolOutput, volatility: np.ndarray | None = None,

@@ -8,7 +8,10 @@ record parses, is a JSON object with the fields a finished record has, its id
 matches its file name, and its predictions file exists with that checksum;
 and every metric the record states equals its recomputation from those predictions
 (:func:`pibench.reports.metrics.metrics_mismatch`: a record edited by hand is left out as
-tampered). Anything else is recomputed by the next run, and
+tampered). The record also carries the sha256 of its own fields (``fields_sha256``), so that a field
+the predictions cannot give (a diagnostic such as the lags an order selection kept, a flag such as
+``joint_guarantee``, a time) edited by hand is told too; a record written before that field existed
+is read without it. Anything else is recomputed by the next run, and
 :meth:`ResultsStore.scan` says why each such file was left out.
 
 One ``pibench run`` at a time per results dir: :meth:`ResultsStore.lock` takes an
@@ -41,6 +44,8 @@ from pibench.reports.metrics import Mismatch, metrics_mismatch
 RECORD_FIELDS = ("task_id", "status", "config", "identity", "dataset", "method", "setting", "seed")
 OK_FIELDS = ("coverage", "mean_length", "n_test", "predictions_sha256")
 ERROR_FIELDS = ("error",)
+#: The checksum of a record's other fields, as written (:func:`_fields_digest`).
+FIELDS_SHA256 = "fields_sha256"
 
 
 def atomic_write(path: Path, write) -> None:
@@ -207,6 +212,8 @@ class ResultsStore:
             return None, f"unreadable record ({type(exc).__name__}: {str(exc)[:80]})"
         if not isinstance(record, dict):
             return None, f"the record is a JSON {type(record).__name__}, not an object"
+        # read before the fields shown are filled in; told last, after the checks that say what changed
+        edited = FIELDS_SHA256 in record and record[FIELDS_SHA256] != _fields_digest(record)
         required = RECORD_FIELDS + (OK_FIELDS if record.get("status") == "ok" else ERROR_FIELDS)
         missing = [k for k in required if k not in record]
         if missing:
@@ -230,6 +237,9 @@ class ResultsStore:
                 mismatch = Mismatch("tampered", f"unreadable predictions ({type(exc).__name__})")
             if mismatch:
                 return None, _mismatch_reason(record, mismatch)
+        if edited:
+            return None, (f"tampered: a field was edited after the run wrote the record (its {FIELDS_SHA256} does "
+                          "not match its fields)")
         return record, None
 
     def folder_id(self) -> tuple[int, int] | None:
@@ -393,7 +403,9 @@ class ResultsStore:
         self._write_record(task_id, record)
 
     def _write_record(self, task_id: str, record: dict) -> None:
-        text = json.dumps(record, indent=1, sort_keys=True, default=str)
+        """The record as JSON, with the checksum of its fields as they read back (:func:`_fields_digest`)."""
+        plain = json.loads(json.dumps({k: v for k, v in record.items() if k != FIELDS_SHA256}, default=str))
+        text = json.dumps({**plain, FIELDS_SHA256: _fields_digest(plain)}, indent=1, sort_keys=True)
         atomic_write(self.record_path(task_id), lambda p: Path(p).write_text(text))
 
 
@@ -453,3 +465,9 @@ def _mismatch_reason(record: dict, mismatch: Mismatch) -> str:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def _fields_digest(record: dict) -> str:
+    """The sha256 of a record's fields but :data:`FIELDS_SHA256`, as read from its JSON (keys sorted)."""
+    body = {k: v for k, v in record.items() if k != FIELDS_SHA256}
+    return _sha256(json.dumps(body, sort_keys=True, default=str).encode())

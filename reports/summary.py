@@ -33,6 +33,9 @@ SUMMARY_COLUMNS = KEY_COLUMNS + [
 ]
 #: Columns that depend on when and where a task ran, not on its config and seed.
 RUN_COLUMNS = ["fit_seconds", "predict_seconds", "wall_seconds", "started_at"]
+#: Record fields no table shows: a failure's traceback, and the store's checksum of the record's own fields
+#: (:data:`pibench.benchmarks.store.FIELDS_SHA256`), which changes with every rerun's times.
+NOT_SHOWN = {"traceback", "fields_sha256"}
 #: Per-horizon coverage columns of set rows: coverage_h1, coverage_h2, ...
 HORIZON_COLUMN = re.compile(r"^coverage_h(\d+)$")
 #: Per-horizon tables with more horizons than this are transposed (one row per horizon).
@@ -162,7 +165,7 @@ def summary_frame(records: list[dict], statistics: pd.DataFrame | None = None) -
             frame[col] = pd.NA
     frame["device"] = frame["device"].fillna("cpu")  # records from before --device all ran on the cpu
     horizons = horizon_columns(frame)
-    extra = sorted(c for c in frame.columns if c not in SUMMARY_COLUMNS and c not in horizons and c != "traceback")
+    extra = sorted(c for c in frame.columns if c not in SUMMARY_COLUMNS and c not in horizons and c not in NOT_SHOWN)
     frame = frame[SUMMARY_COLUMNS + horizons + extra]
     return _sorted(frame, KEY_COLUMNS + ["task_id"])
 

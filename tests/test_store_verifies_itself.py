@@ -140,6 +140,28 @@ def test_results_read_earlier_never_serve_a_predictions_file_changed_since(verif
     assert record["task_id"] not in {r["task_id"] for r in load_results(results).records}  # read again: left out
 
 
+@pytest.mark.parametrize("edit", [lambda r: r.update(wall_seconds=0.5), lambda r: r.update(joint_guarantee=False),
+                                  lambda r: r.update(device="cuda:0"), lambda r: r.pop("started_at")],
+                         ids=["a time", "a flag", "the device", "a field taken away"])
+def test_a_field_no_prediction_gives_is_checked_by_the_records_own_checksum(verified, edit):
+    """A field the predictions cannot give (a time, a flag the tables mark with †, the device) edited by hand was
+    shown as written (stop 50): the record's checksum of its own fields tells it; a record from before that
+    checksum is read without it."""
+    _, results = verified
+    path, record = record_of(results, "oracle", "seasonal_sets")
+    edited = json.loads(json.dumps(record))
+    edit(edited)
+    path.write_text(json.dumps(edited))
+    records, skipped = ResultsStore(results).scan()
+    assert record["task_id"] not in {r["task_id"] for r in records}
+    (left,) = [s for s in skipped if s.path == path]
+    assert left.reason == ("tampered: a field was edited after the run wrote the record (its fields_sha256 does "
+                           "not match its fields)")
+    older = {k: v for k, v in edited.items() if k != "fields_sha256"}
+    path.write_text(json.dumps(older))
+    assert record["task_id"] in {r["task_id"] for r in ResultsStore(results).scan()[0]}
+
+
 def test_a_record_whose_id_does_not_re_derive_is_tampered(verified):
     _, results = verified
     path, record = record_of(results, "autoreg", "ar")
@@ -439,6 +461,7 @@ def test_a_records_labels_and_seeds_come_from_its_config(verified, capsys):
     path, record = record_of(results, "autoreg", "ar")
     edited = dict(record)
     del edited["suite"], edited["data_seed"]  # labels taken away: the config says them
+    del edited["fields_sha256"]  # a record from before the checksum of its fields
     path.write_text(json.dumps(edited))
     (kept,) = [r for r in ResultsStore(results).records() if r["task_id"] == record["task_id"]]
     assert (kept["suite"], kept["data_seed"]) == (record["suite"], record["data_seed"])
