@@ -15,10 +15,11 @@ How the rows become a problem (also in docs/tutorials/your-csv.md):
   dates newest first (the file's order would run backwards); one of distinct dates out of order, or of whole
   numbers named as times (``year``, :data:`TIME_NAMES`) counting down, is a note.
 * one series of several: ``where`` keeps the rows whose columns hold the values
-  it names (``where = { region = "north" }``). A file in long format (a column of
-  dates repeating once per value of a column of text that names the series) is
-  an error that says so, with or without ``time``; full dates that go back down
-  the file and repeat (series stacked one after another) are a note.
+  it names (``where = { region = "north" }``). A file that may be in long format
+  (a column of dates, most of them repeated, once per value of a column of text
+  that may name the series) is told: an error with ``time`` (a repeated time),
+  a note without it where no column of dates tells the rows apart, as are full
+  dates that repeat and go back more than a day (series stacked one after another).
 * inputs X at row r: the ``features`` columns of row r (known before the target
   is revealed), then the previous ``lags`` target values y_{r-1}..y_{r-lags}
   (default 5; ``lags = 0`` for none). Lags and features combine.
@@ -78,7 +79,8 @@ def _order(frame: pd.DataFrame, time: str, path: Path, used: list[str], given: d
     if key.duplicated().any():
         names = _series_names(frame, time, used)
         if names is not None:
-            raise _long_format_error(frame, time, names, path, given)
+            raise ValueError(f"{path}: {_long_format_text(frame, time, names, given)}; a series has one row per "
+                             "step.")
         repeated = column[key.duplicated()].iloc[0]
         repeated = repeated.item() if isinstance(repeated, np.generic) else repeated  # 199, not np.int64(199)
         raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r}; a series "
@@ -91,7 +93,7 @@ def _series_names(frame: pd.DataFrame, dates: str, used: list[str]) -> str | Non
     """The column of text that tells apart the rows where the column ``dates`` repeats a date (each pair of a
     date and a name once, each name on several rows): the file is in long format, one series per name; None
     where no column does (a column of numbers or of times of day may be the step within a date, never named)."""
-    if not frame[dates].duplicated().any():
+    if frame[dates].duplicated().mean() < 0.5:  # a date repeated now and then (a daylight-saving hour) is no sign
         return None
     for name in frame.columns:
         column = frame[name]
@@ -103,32 +105,35 @@ def _series_names(frame: pd.DataFrame, dates: str, used: list[str]) -> str | Non
     return None
 
 
-def _long_format_error(frame: pd.DataFrame, dates: str, names: str, path: Path, given: dict) -> ValueError:
-    """The error for a file in long format (:func:`_series_names`): how many series, and ``where`` for one
-    added to the parameters ``given`` (each parameter, None where not given), with ``time`` the dates if
-    not given."""
+def _long_format_text(frame: pd.DataFrame, dates: str, names: str, given: dict) -> str:
+    """What a file that may be in long format (:func:`_series_names`) is told: how many series the column
+    ``names`` would name, and ``where`` for one added to the parameters ``given`` (each parameter, None where
+    not given), with ``time`` the dates if not given. Said as a possibility: 01:00 to 24:00 beside a date
+    may be the hours of one series (then a time column that tells every row apart is the fix)."""
     values = [as_written(v) for v in frame[names].unique()]
     shown = ", ".join(map(repr, values[:4])) + (", ..." if len(values) > 4 else "")
     one = {**given, "time": given["time"] or dates, "where": {**(given["where"] or {}), names: values[0]}}
-    return ValueError(
-        f"{path}: the column {dates!r} repeats its dates, once for each value of {names!r} ({len(values)} values: "
-        f"{shown}): the file holds {len(values)} series in long format, and a series has one row per step. Keep "
-        f"one series with where, e.g. in a suite file ({dataset_entry('csv', one)}).")
+    return (f"the column {dates!r} repeats its dates, once for each value of {names!r} ({len(values)} values: "
+            f"{shown}): if the file holds {len(values)} series in long format, keep one with where, e.g. in a suite "
+            f"file ({dataset_entry('csv', one)}); if they are steps within each date, give as time a column that "
+            "tells every row apart")
 
 
 def _stacked_note(frame: pd.DataFrame, name: str, readings: list[pd.Series]) -> str | None:
-    """A note where the column ``name`` holds full dates (with a year) that repeat and go back down the file in
-    every reading: series stacked one after another, taken in file order as one (a cycle, January to December
-    or hour by hour without a year, is not one)."""
+    """A note where the column ``name`` holds full dates (with a year) that repeat and go back by more than a
+    day down the file in every reading: series stacked one after another, taken in file order as one (a cycle,
+    January to December or hour by hour without a year, is not one, nor a clock set back an hour)."""
     column = frame[name]
     if column.is_unique or not column.astype(str).str.contains(r"\d{4}").all():
         return None
-    backs = [np.flatnonzero(r.diff().to_numpy()[1:] < np.timedelta64(0)) + 1 for r in readings]
+    day = np.timedelta64(1, "D")  # back by an hour or so is a clock set back (daylight saving), not a new series
+    backs = [np.flatnonzero(r.diff().to_numpy()[1:] < -day) + 1 for r in readings]
     if not all(len(b) for b in backs):
         return None
     at = int(backs[0][0])
-    return (f"the column {name!r} repeats dates and goes back {len(backs[0])} time(s) down the file (row {at}'s "
-            f"{column.iloc[at]!r} comes after {column.iloc[at - 1]!r}, rows counted from 0 under the header), and "
+    return (f"the column {name!r} repeats dates and goes back {len(backs[0])} time(s) down the file (row "
+            f"{frame.index[at]}'s {column.iloc[at]!r} comes after {column.iloc[at - 1]!r}, rows counted from 0 under "
+            "the header), and "
             "without time the rows are taken in file order as one series: if the file holds several series one "
             "after another, keep one with where = { column = value } (a column that names the series)")
 
@@ -164,8 +169,11 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
     backwards down the file (newest first, as many downloads are), which would forecast the past. Returns the
     first column of dates that runs forwards, with its dates as numbers (else None), and a note where a column
     of distinct dates is out of order (shuffled rows, two swapped: the series would run scrambled; a column
-    that repeats, an hour of the day or a month's name, is a cycle, not the rows' time)."""
+    that repeats, an hour of the day or a month's name, is a cycle, not the rows' time), or, where no column of
+    dates tells the rows apart, where one may hold several series (:func:`_series_names`,
+    :func:`_stacked_note`)."""
     forwards, disorder = None, None
+    dated: dict[str, list[pd.Series]] = {}  # the columns of dates, each with its readings
     for name in frame.columns:
         column = frame[name]
         if name in used or len(column) < 2 or column.isna().any():
@@ -179,9 +187,8 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
                             f"backwards: order the rows by it with time = {name!r}, or reverse the file")
             continue
         readings = date_readings(column.astype(str))
-        names = _series_names(frame, name, used) if readings else None
-        if names is not None:
-            raise _long_format_error(frame, str(name), names, path, given)
+        if readings:
+            dated[str(name)] = readings
         steps = [r.diff().to_numpy()[1:] for r in readings]  # each reading's step from the row above
         earlier = [d < np.timedelta64(0) for d in steps]
         if readings and all(e.all() for e in earlier):
@@ -190,17 +197,23 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
                 f"{column.iloc[-1]!r} in the last), and without time the rows are taken in file order, so the "
                 f"series would run backwards; order the rows by it with time = {name!r} in a suite file "
                 f"({dataset_entry('csv', {**given, 'time': str(name)})}), or reverse the file.")
-        if disorder is None and readings:
-            disorder = _stacked_note(frame, str(name), readings)
         if disorder is None and readings and column.is_unique and all(e.any() for e in earlier):
             back = int(np.argmax(earlier[0])) + 1
-            disorder = (f"the column {name!r} holds distinct dates out of order (row {back}'s {column.iloc[back]!r} "
+            disorder = (f"the column {name!r} holds distinct dates out of order (row {frame.index[back]}'s "
+                        f"{column.iloc[back]!r} "
                         f"comes after {column.iloc[back - 1]!r}, rows counted from 0 under the header), and without "
                         "time the rows are taken in file order: if they are the series' times, order the rows by "
                         f"them with time = {name!r} in a suite file, or sort the file")
         forward = [r for r, d in zip(readings, steps) if (d > np.timedelta64(0)).all()]
         if forwards is None and forward:
             forwards = name, step_numbers(forward[0])
+    if not any(frame[name].is_unique for name in dated):  # no column of dates tells the rows apart: one series?
+        for name, readings in dated.items():
+            names = _series_names(frame, name, used)
+            note = (_long_format_text(frame, name, names, given) + "; without time the rows are taken in file "
+                    "order as one series") if names is not None else _stacked_note(frame, name, readings)
+            if note:
+                return forwards, note
     return forwards, disorder
 
 

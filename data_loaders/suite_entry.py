@@ -7,20 +7,31 @@ import json
 import math
 import re
 
+import numpy as np
+
 
 def toml_key(name: str) -> str:
     """``name`` as a TOML key: bare where it can be (``region``), else quoted (``"my region"``)."""
-    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else json.dumps(name)
+    return name if re.fullmatch(r"[A-Za-z0-9_-]+", name) else _toml_string(name)
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, but not its surrogate pairs (characters beyond the
+    BMP are written as they are) and TOML forbids a raw DEL."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
 
 
 def toml_value(value) -> str:
-    """``value`` (a bool, number, string, list or table) as TOML writes it; lists and tables inline."""
+    """``value`` (a bool, number, string, list or table; numpy scalars as the numbers they hold) as TOML
+    writes it; lists and tables inline."""
+    if isinstance(value, np.generic):
+        value = value.item()
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value) if math.isfinite(value) else ("nan" if value != value else ("inf" if value > 0 else "-inf"))
     if isinstance(value, str):
-        return json.dumps(value)  # a TOML basic string: JSON's escapes are TOML's
+        return _toml_string(value)
     if isinstance(value, list | tuple):
         return "[" + ", ".join(toml_value(v) for v in value) + "]"
     if isinstance(value, dict):

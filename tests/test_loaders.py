@@ -347,21 +347,40 @@ def _long_file(path: Path, order: str) -> Path:
 
 
 @pytest.mark.parametrize("order", ["stacked", "interleaved"])
-@pytest.mark.parametrize("time", [None, "date"])
-def test_csv_in_long_format_is_an_error_and_where_keeps_one_series(tmp_path: Path, order, time) -> None:
+def test_csv_in_long_format_is_told_and_where_keeps_one_series(tmp_path: Path, order) -> None:
     """A file of several series in long format ran silently as one series (CSV user): north's days, then
-    south's, or the two alternating day by day. It is an error whether or not the dates are given as time,
-    naming the series' column and the fix, which keeps one series: its values, in its own time order."""
+    south's, or the two alternating day by day. Given as time, the repeated dates are an error naming the
+    series' column and the fix; without time, a note (the same columns may be the hours of one series). The
+    fix keeps one series: its values, in its own time order."""
     path = _long_file(tmp_path / "long.csv", order)
-    with pytest.raises(ValueError, match=r"the column 'date' repeats its dates, once for each value of 'region' "
-                                         r"\(2 values: 'north', 'south'\): the file holds 2 series in long format.*"
-                                         r'params = \{ path = ".*long.csv", target = "y", time = "date", lags = 1, '
-                                         r'where = \{ region = "north" \} \}'):
-        csv_problem(path=path, target="y", time=time, lags=1)
-    for region, first in [("north", 0), ("south", 1000)]:
-        p = csv_problem(path=path, target="y", time=time, lags=1, where={"region": region})
-        np.testing.assert_array_equal(p.y[:, 0], first + np.arange(1, 400))  # one series, in order, lag 1 dropped
-        assert "notes" not in p.metadata
+    told = (r"the column 'date' repeats its dates, once for each value of 'region' \(2 values: 'north', 'south'\): "
+            r"if the file holds 2 series in long format, keep one with where, e\.g\. in a suite file "
+            r'\(\[\[datasets\]\] name = "csv" params = \{ path = ".*long.csv", target = "y", time = "date", lags = 1, '
+            r'where = \{ region = "north" \} \}\); if they are steps within each date, give as time a column that '
+            r"tells every row apart")
+    with pytest.raises(ValueError, match=told + "; a series has one row per step."):
+        csv_problem(path=path, target="y", time="date", lags=1)
+    (note,) = csv_problem(path=path, target="y", lags=1).metadata["notes"]
+    assert re.fullmatch(told + "; without time the rows are taken in file order as one series", note), note
+    for time in (None, "date"):
+        for region, first in [("north", 0), ("south", 1000)]:
+            p = csv_problem(path=path, target="y", time=time, lags=1, where={"region": region})
+            np.testing.assert_array_equal(p.y[:, 0], first + np.arange(1, 400))  # one series, in order
+            assert "notes" not in p.metadata
+
+
+def test_csv_single_series_with_repeated_dates_are_not_taken_for_several(tmp_path: Path) -> None:
+    """The review's files of one series: a unique date beside a column of week starts repeated per weekday
+    name, and half-hourly local times repeating an hour where the clock goes back. Neither is told as several
+    series (the first was refused as "7 series"; the second noted as stacked)."""
+    days = pd.date_range("2024-01-01", periods=420)
+    weekly = _write(tmp_path / "w.csv", "date,week,weekday,y\n" + "".join(
+        f"{d:%Y-%m-%d},{d - pd.Timedelta(days=d.weekday()):%Y-%m-%d},{d:%A},{i % 7}\n" for i, d in enumerate(days)))
+    assert "notes" not in csv_problem(path=weekly, target="y").metadata
+    stamps = [f"{t:%Y-%m-%d %H:%M}" for t in pd.date_range("2023-11-01", periods=600, freq="30min")]
+    local = stamps[:200] + stamps[198:200] + stamps[200:]  # 01:00 and 01:30 twice: the clock set back an hour
+    dst = _write(tmp_path / "dst.csv", "local,y\n" + "".join(f"{t},{i % 5}\n" for i, t in enumerate(local)))
+    assert "notes" not in csv_problem(path=dst, target="y").metadata
 
 
 def test_csv_where_is_checked_against_the_file(tmp_path: Path) -> None:
@@ -377,6 +396,16 @@ def test_csv_where_is_checked_against_the_file(tmp_path: Path) -> None:
     numbered = _long_file(tmp_path / "numbered.csv", "numbered")
     p = csv_problem(path=numbered, target="y", lags=1, where={"region": 2})
     np.testing.assert_array_equal(p.y[:, 0], 1000 + np.arange(1, 400))
+
+
+def test_csv_notes_count_the_files_rows_after_where(tmp_path: Path) -> None:
+    """With where, a note named the row of the rows kept (row 4) where the file's row was 9 (review)."""
+    days = list(pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d"))
+    days[3], days[4] = days[4], days[3]  # north's days 3 and 4 swapped
+    rows = [(d, region, i) for i, d in enumerate(days) for region in ("north", "south")]
+    path = _write(tmp_path / "l.csv", "date,region,y\n" + "".join(f"{d},{r},{v}\n" for d, r, v in rows))
+    (note,) = csv_problem(path=path, target="y", where={"region": "north"}).metadata["notes"]
+    assert "row 8's '2020-01-04' comes after '2020-01-05'" in note  # file row 8: north's fifth row
 
 
 def test_csv_stacked_series_named_by_numbers_are_noted(tmp_path: Path) -> None:
