@@ -313,6 +313,16 @@ def test_sets_figure_joint_bars_carry_the_rows_cis_and_a_dagger_without_a_guaran
     close(fig)
 
 
+def test_figures_over_several_levels_draw_no_one_levels_ci():
+    """Results of two levels (drawn together through the API, not the report): a bar or band over both levels'
+    means showed the CI of one of them (review); they now show the seeds' spread, and no CI."""
+    runs = [set_run("sets", "covid", "cfrnn", seed, 6.0) for seed in (0, 1, 2)]
+    runs[0][0]["alpha"] = 0.2
+    fig = sets_figure(stored(runs), "sets", "covid")
+    assert "90% CIs" not in axes_of(fig)[2].get_title() and "mean +/- std" in axes_of(fig)[2].get_title()
+    close(fig)
+
+
 def test_sets_figure_draws_widths_apart_by_orders_of_magnitude_on_a_log_scale():
     """COVID's CF-RNN bands are 30 times DP-RNN's: on a linear axis DP-RNN and MQ-RNN lay flat at 0."""
     for ratio, scale in ((6.0, "linear"), (30.0, "log")):

@@ -862,3 +862,19 @@ def test_whole_numbers_that_are_yyyymmdd_dates_point_at_time_format(tmp_path: Pa
     steps = _write(tmp_path / "s.csv", "t,y\n" + "".join(f"{t},{t % 7}\n" for t in [*range(200), *range(300, 500)]))
     (plain,) = csv_problem(path=steps, target="y", time="t").metadata["notes"]
     assert "YYYYMMDD" not in plain  # step numbers that skip are no dates
+
+
+def test_a_suite_entry_in_a_fix_parses_as_toml_whatever_its_values() -> None:
+    """The fixes' suite entries (review): a notebook's numpy values were a TypeError or np.float64(1.5) in the
+    text, a column named beyond the BMP a surrogate escape TOML refuses; each now reads back as given."""
+    import tomllib
+
+    from pibench.data_loaders.suite_entry import dataset_entry
+
+    params = {"path": "a.csv", "target": "y", "features": None,
+              "where": {"reg🌍": np.int64(3), "x\x7fy": np.float64(1.5), "ok": 'é"\\', "flag": np.bool_(True)}}
+    entry = dataset_entry("csv", params)
+    assert "np." not in entry and "features" not in entry  # None: left out
+    table = tomllib.loads(entry.replace("]] name", "]]\nname").replace(" params =", "\nparams ="))
+    assert table["datasets"][0] == {"name": "csv", "params": {
+        "path": "a.csv", "target": "y", "where": {"reg🌍": 3, "x\x7fy": 1.5, "ok": 'é"\\', "flag": True}}}

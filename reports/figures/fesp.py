@@ -103,7 +103,9 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
         return None
     rows = results.statistics.rows
     ci = ["coverage_ci_low", "coverage_ci_high", "mean_length_ci_low", "mean_length_ci_high"]
-    if len(rows) and set(ci) <= set(rows):  # the rows' 90% CIs (pibench.reports.statistics), drawn as bands
+    # the rows' 90% CIs (pibench.reports.statistics) as bands, where the results are of one level (the report
+    # draws a figure per level; a sweep's means over several would have no CI of their own)
+    if len(results.alphas) == 1 and len(rows) and set(ci) <= set(rows):
         mine = rows[(rows["suite"] == suite) & (rows["dataset"] == dataset) & (rows["method"] == "aci")]
         sweep = sweep.drop(columns=[c for c in ci if c in sweep]).merge(mine[["setting", *ci]], on="setting",
                                                                          how="left")

@@ -41,9 +41,10 @@ def per_horizon_target(alpha: float, horizon: int) -> float:
 
 def _joint_cis(results: StoredResults, suite: str, dataset: str) -> dict[tuple[str, str], tuple[float, float]]:
     """(method, setting) -> the 90% CI of its joint coverage (%) from the statistics
-    (:mod:`pibench.reports.statistics`: a set's headline coverage is joint); {} where there are none."""
+    (:mod:`pibench.reports.statistics`: a set's headline coverage is joint); {} where there are none, or the
+    results hold several levels (the report draws a figure per level)."""
     rows = results.statistics.rows
-    if not len(rows) or "coverage_ci_low" not in rows:
+    if not len(rows) or "coverage_ci_low" not in rows or len(results.alphas) != 1:  # a bar over several levels
         return {}
     mine = rows[(rows["suite"] == suite) & (rows["dataset"] == dataset)]
     return {(r.method, r.setting): (100 * r.coverage_ci_low, 100 * r.coverage_ci_high) for r in mine.itertuples()}
