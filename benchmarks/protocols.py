@@ -14,6 +14,7 @@ import numpy as np
 from pibench.data_loaders.problems import SeriesProblem, SetProblem
 from pibench.data_loaders.typed_params import check_arguments, parameter_types
 from pibench.methods.base import Interval, IntervalMethod
+from pibench.methods.task_progress import report
 
 
 @dataclass
@@ -180,6 +181,7 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
             exc.add_note(f"method {method.name!r} at {where}")
             raise
         predict_s += time.perf_counter() - tic
+        report("fits", i + 1, len(schedule.fit_steps))  # the runner's bar, where it listens
 
     def stack(attr: str) -> np.ndarray:
         return np.concatenate([getattr(iv, attr) for iv in intervals])

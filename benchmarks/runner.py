@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import math
 import os
 import random
 import sys
@@ -17,7 +18,7 @@ import time
 import traceback
 import warnings
 from collections.abc import Callable
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -61,6 +62,7 @@ from pibench.methods.base import IntervalMethod
 from pibench.methods.code_identity import files_part, method_code_identity, source_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
+from pibench.methods.task_progress import listening
 from pibench.reports.metrics import DERIVED_FIELDS, default_cap, metrics_from_predictions
 from pibench.reports.selection import configuration_change, select_current
 from pibench.reports.statistics import compute_statistics
@@ -364,26 +366,49 @@ def _plan_shared_fits(tasks: list[Task], results_dir, data_dir, device: str = "c
     return list(jobs.values()), dependent, dropped
 
 
+class _TaskProgress:
+    """The bar's postfix while a task runs in this process (:mod:`pibench.methods.task_progress`): how far its
+    fits and training epochs are ("fits 3/20, epochs 150/1000": done of all), redrawn at most every ``every``
+    seconds."""
+
+    def __init__(self, bar, every: float = 0.2) -> None:
+        self.bar, self.every, self.shown = bar, every, -math.inf
+        self.parts: dict[str, str] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "fits":  # a fit's epochs are done with it
+            self.parts.pop("epochs", None)
+        self.parts[stage] = f"{stage} {done}/{total}"
+        now = time.monotonic()
+        if now - self.shown >= self.every:
+            self.shown = now
+            self.bar.set_postfix_str(", ".join(self.parts.values()))
+
+
 def _drain(jobs, slots: JobSlots, bar, executed: list[dict], log: Callable[[dict], None] | None = None,
-           deferred: list[CellDeferred] | None = None) -> None:
+           deferred: list[CellDeferred] | None = None, inside: _TaskProgress | None = None) -> None:
     """Run ``jobs``, collecting their records, and into ``deferred`` the cells that could not train together;
     ``log`` sees each finished record (``progress="lines"``: a log's account of what ran, how and how long,
-    where a bar only says how many)."""
+    where a bar only says how many); ``inside``, if given, shows how far a task is while it runs (the jobs
+    run one by one in this process)."""
     if not jobs:  # nothing to ask of the workers (a dask cluster may be gone by now: no need to know)
         return
     parallel = Parallel(n_jobs=slots.n_jobs, pre_dispatch=slots.pre_dispatch, return_as="generator_unordered")
-    for result in parallel(jobs):
-        if isinstance(result, CellDeferred):
-            assert deferred is not None, "a cell deferred its tasks to a drain that does not take them"
-            deferred.append(result)
-            continue
-        for record in result if isinstance(result, list) else [result]:  # a cell's job returns its tasks' records
-            if record["method"] != "base fits":
-                executed.append(record)
-            bar.set_postfix_str(f"{record['method']} {record['status']}", refresh=False)
-            bar.update()
-            if log is not None:
-                log(record)
+    with listening(inside) if inside is not None else nullcontext():
+        for result in parallel(jobs):
+            if isinstance(result, CellDeferred):
+                assert deferred is not None, "a cell deferred its tasks to a drain that does not take them"
+                deferred.append(result)
+                continue
+            for record in result if isinstance(result, list) else [result]:  # a cell's job: its tasks' records
+                if record["method"] != "base fits":
+                    executed.append(record)
+                if inside is not None:  # the next task's fits and epochs start from nothing
+                    inside.parts.clear()
+                bar.set_postfix_str(f"{record['method']} {record['status']}", refresh=False)
+                bar.update()
+                if log is not None:
+                    log(record)
 
 
 def _finished_line(record: dict, done: int, total: int, levels: bool = False) -> str:
@@ -477,14 +502,16 @@ def run_tasks(tasks: list[Task], results_dir: str | os.PathLike, *, n_jobs: int 
                 def log(record: dict) -> None:
                     print(_finished_line(record, next(finished), jobs, levels), file=sys.stderr, flush=True)
                 deferred: list[CellDeferred] = []
-                _drain(phase1, slots, bar, executed, log if progress == "lines" else None, deferred)
+                # one job at a time in this process: the bar says how far the running task's fits and epochs are
+                inside = _TaskProgress(bar) if progress is True and slots.n_jobs == 1 and backend == "loky" else None
+                _drain(phase1, slots, bar, executed, log if progress == "lines" else None, deferred, inside)
                 # the tasks of cells that could not train together, alone and side by side, beside those on shared fits
                 by_id = {t.task_id: t for t in todo}
                 phase2 = [delayed(execute_task)(by_id[i], rd, data_dir, threads, False, device, None, d.cell)
                           for d in deferred for i in d.task_ids]
                 phase2 += [delayed(execute_task)(t, rd, data_dir, threads, True, device)
                            for t in todo if t.task_id in dependent]
-                _drain(phase2, slots, bar, executed, log if progress == "lines" else None)
+                _drain(phase2, slots, bar, executed, log if progress == "lines" else None, inside=inside)
         store.check_kept(folder, [r["task_id"] for r in executed])
         notes += _script_state_notes(tasks) if executed else []
         plugins = {t.config["method"]["name"]: t.bound_identity["plugin"] for t in tasks

@@ -468,3 +468,31 @@ def test_quick_overrides_are_checked_as_the_rest_of_the_suite(tmp_path):
     (tmp_path / "q.toml").write_text('device = "GPU"\n' + head)  # the file named, where the runner said device= alone
     with pytest.raises(ValueError, match=re.escape(f"suite {tmp_path / 'q.toml'}: top level: device = 'GPU' must be")):
         load_suite(tmp_path / "q.toml")
+
+
+def test_a_task_in_this_process_tells_the_bar_how_far_its_fits_and_epochs_are():
+    """A long task showed nothing for minutes (API user): where tasks run one by one in the runner's process,
+    the bar's postfix says the fits and training epochs done, a fit's epochs forgotten when it ends."""
+    from pibench.benchmarks.protocols import run_series
+    from pibench.benchmarks.runner import _TaskProgress
+    from pibench.data_loaders.registry import load_dataset
+    from pibench.methods.pa.method import PA
+    from pibench.methods.task_progress import listening, report
+
+    class Bar:
+        def __init__(self):
+            self.shown = []
+
+        def set_postfix_str(self, text, refresh=True):
+            self.shown.append(text)
+
+    bar = Bar()
+    progress = _TaskProgress(bar, every=0.0)
+    problem = load_dataset("ar", {"n_train": 150, "n_test": 30})
+    with listening(progress):
+        run_series(problem, PA(hidden=4, epochs=3, T1=2, T2=2, T3=3), kind="online", window=100, retrain_every=10)
+    assert bar.shown[:4] == ["epochs 1/3", "epochs 2/3", "epochs 3/3", "fits 1/3"]
+    assert bar.shown[4:8] == ["fits 1/3, epochs 1/3", "fits 1/3, epochs 2/3", "fits 1/3, epochs 3/3", "fits 2/3"]
+    assert bar.shown[-1] == "fits 3/3"
+    report("fits", 1, 1)  # nobody listens outside the block: nothing happens
+    assert bar.shown[-1] == "fits 3/3"

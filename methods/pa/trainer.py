@@ -24,6 +24,7 @@ from pibench.methods.pa.schedule import AnnealingSchedule
 from pibench.methods.pa.sghmc import SGHMC
 from pibench.methods.pa.structure import live_masks
 from pibench.methods.param_checks import in_range, non_negative_int, one_of, positive, positive_int
+from pibench.methods.task_progress import report
 
 
 @dataclass(frozen=True)
@@ -318,6 +319,7 @@ def train_pa(model: nn.Module, X: torch.Tensor, y: torch.Tensor, settings: PASet
     training = PATraining(model, X, y, settings, seed)
     for t in range(settings.epochs):
         training.unit(t)
+        report("epochs", t + 1, settings.epochs)
     masks = training.sparsify_and_refine()
     if info is not None:
         info["train_step"] = training.step_mode

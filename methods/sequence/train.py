@@ -24,6 +24,7 @@ from torch import nn
 
 from pibench.methods.device import current_device, task_generator
 from pibench.methods.sequence.stacked import StackedSequenceNets, refuse_padded
+from pibench.methods.task_progress import report
 
 
 @runtime_checkable
@@ -97,7 +98,8 @@ def _train(net: nn.Module, xs: list[torch.Tensor], ys: list[torch.Tensor], loss_
         net.padded = bool(torch.isnan(xs[0]).any())  # (the CPU keeps asking per minibatch: its results never move)
     n = len(ys[0])
     history: list[list[float]] = [[] for _ in seeds]
-    for _ in range(epochs):
+    for epoch in range(epochs):
+        report("epochs", epoch, epochs)  # the epochs done
         if steps_per_epoch:
             orders = [torch.randint(n, (steps_per_epoch, batch_size), generator=g, device=device) for g in generators]
         else:
