@@ -37,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pibench.data_loaders.dates import date_readings
+from pibench.data_loaders.dates import date_readings, dates_in_order
 from pibench.data_loaders.lagged import MIN_TEST_POINTS, lagged_series_problem
 from pibench.data_loaders.paths import DataNotFoundError
 from pibench.data_loaders.problems import SeriesProblem
@@ -53,10 +53,13 @@ from pibench.data_loaders.tables import (
 from pibench.data_loaders.validation import did_you_mean
 
 
-def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
+def _time_labels(column: pd.Series, time_format: str | None, key: pd.Series) -> np.ndarray:
     """The steps' labels: whole numbers stay numbers (a figure shows step 1001 as a step, not as the year
     1001; years read fine as numbers too), anything else is kept as written, as text (dates are read
-    from it where a figure needs them; ``time_format`` marks the column as dates, 20240131 included)."""
+    from it where a figure needs them; ``time_format`` marks the column as dates, 20240131 included), but
+    dates that do not read one way alone as written (01/02/1980: a format given, or the day-first reading
+    :func:`~pibench.data_loaders.step_order.step_key` chose) are written as the dates ``key`` read, ISO 8601,
+    so that every figure reads them as the loader did."""
     typed = pd.api.types  # dates, spans and flags are no step numbers, whatever pd.to_numeric makes of them
     dated = typed.is_datetime64_any_dtype(column) or typed.is_timedelta64_dtype(column) or typed.is_bool_dtype(column)
     if time_format is None and not dated:
@@ -64,13 +67,18 @@ def _time_labels(column: pd.Series, time_format: str | None) -> np.ndarray:
         # whole numbers, exact in float64 and so within int64 too
         if np.isfinite(numbers).all() and (numbers == np.round(numbers)).all() and (np.abs(numbers) < 2**53).all():
             return numbers.astype(np.int64)
-    return column.astype(str).to_numpy()
+    text = column.astype(str)
+    if typed.is_datetime64_any_dtype(key) and dates_in_order(text) is None:
+        stamps = key.dt.tz_convert("UTC").dt.tz_localize(None) if key.dt.tz is not None else key
+        shown = "%Y-%m-%d" if (stamps == stamps.dt.normalize()).all() else "%Y-%m-%dT%H:%M:%S"
+        return stamps.dt.strftime(shown).to_numpy()
+    return text.to_numpy()
 
 
 def _order(frame: pd.DataFrame, time: str, path: Path, used: list[str], given: dict,
-           time_format: str | None = None) -> tuple[pd.DataFrame, np.ndarray]:
-    """The rows sorted by ``time`` (:func:`~pibench.data_loaders.step_order.step_key`) and their steps as
-    numbers (:func:`~pibench.data_loaders.step_order.step_numbers`); an error for a repeated time (one for a
+           time_format: str | None = None) -> tuple[pd.DataFrame, pd.Series]:
+    """The rows sorted by ``time`` and their steps as read (:func:`~pibench.data_loaders.step_order.step_key`:
+    numbers or dates), in that order; an error for a repeated time (one for a
     file in long format, :func:`_series_names`, with ``where`` for one series added to the parameters
     ``given``)."""
     column = frame[time]
@@ -86,7 +94,7 @@ def _order(frame: pd.DataFrame, time: str, path: Path, used: list[str], given: d
         raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r}; a series "
                          "has one row per step.")
     order = np.argsort(key.to_numpy(), kind="stable")
-    return frame.iloc[order], step_numbers(key.iloc[order])
+    return frame.iloc[order], key.iloc[order]
 
 
 def _series_names(frame: pd.DataFrame, dates: str, used: list[str]) -> str | None:
@@ -311,8 +319,8 @@ def csv_problem(
     if where:
         frame = _kept_rows(frame, where, path)
     if time:
-        frame, steps = _order(frame, time, path, [target, *features], given, time_format)
-        order_note = _skipped_note(steps, time)
+        frame, key = _order(frame, time, path, [target, *features], given, time_format)
+        order_note = _skipped_note(step_numbers(key), time)
         if order_note and time_format is None and _reads_as_yyyymmdd(frame[time]):
             order_note += (f"; its whole numbers read as dates written YYYYMMDD (the first {frame[time].iloc[0]}): "
                            "give time_format = \"%Y%m%d\" to step by days, not by numbers")
@@ -348,7 +356,7 @@ def csv_problem(
             f"pibench needs at least {MIN_TEST_POINTS} test points for a coverage estimate worth reading. Give "
             f"{fix}.")
     # each step's label: its time, else its row of the file (counted from 0 under the header, as errors count)
-    labels = _time_labels(frame[time], time_format) if time else frame.index.to_numpy()
+    labels = _time_labels(frame[time], time_format, key) if time else frame.index.to_numpy()
     return lagged_series_problem(
         f"csv:{path.name}:{target}", values[target].to_numpy(float), lags=lags, n_test=n_test, where=str(path),
         target=target, features=values[features].to_numpy(float) if features else None,

@@ -5,7 +5,8 @@
 Numbers order numerically. Dates are read with one format for the whole column (:mod:`dates`): ISO 8601
 (2021-01-13, with or without a UTC offset, offsets that change at a daylight-saving switch included), else
 the one format pandas infers, read month first and day first; a column that reads both ways in different
-orders (01/02/2021) is an error asking for ``time_format``. Text that is neither, dates in several formats
+orders (01/02/2021) is an error asking for ``time_format``, one that reads both ways in one order takes the
+reading whose steps skip least. Text that is neither, dates in several formats
 and empty cells are errors: ordered as text, 01/02/2020 would come before 20/01/2020.
 """
 
@@ -23,7 +24,9 @@ from pibench.data_loaders.dates import date_readings
 
 def _dates(column: pd.Series, what: str, path: Path) -> pd.Series | None:
     """``column`` read as dates with one format for every row; None if it reads so in no way. ValueError if
-    it reads both day first and month first, in different orders."""
+    it reads both day first and month first, in different orders; where both give one order, the reading
+    whose steps skip least (month first if they skip alike): monthly dates 01/01/1980, 01/02/1980, ... read
+    month first are January's first twelve days, a year apart each twelve."""
     readings = date_readings(column)
     orders = [np.argsort(r.to_numpy(), kind="stable") for r in readings]
     if len(readings) == 2 and not np.array_equal(orders[0], orders[1]):
@@ -33,7 +36,14 @@ def _dates(column: pd.Series, what: str, path: Path) -> pd.Series | None:
             f"{path}: the dates of {what} read both month first and day first ({column[row]!r} in row {row}: "
             f"{month} or {day}), which orders the rows differently; give the format in the dataset's params, "
             'e.g. time_format = "%d/%m/%Y" (day first) or "%m/%d/%Y" (month first).')
+    if len(readings) == 2:  # one order: the reading whose steps skip least (01/02/1980 a month on, not a day)
+        return min(readings, key=lambda r: int(_skips(step_numbers(r.sort_values())).sum()))
     return readings[0] if readings else None
+
+
+def _skips(steps: np.ndarray) -> np.ndarray:
+    """:func:`skipped` of ``steps`` at their usual step (none for fewer than three)."""
+    return skipped(steps, usual_step(np.diff(steps))) if len(steps) >= 3 else np.zeros(0, bool)
 
 
 def as_written(value: object) -> object:

@@ -801,7 +801,7 @@ def test_a_space_after_each_comma_is_no_part_of_a_name(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("rows, fix", [
     (300, 'test_fraction = 0.34 }'),  # 0.34 x 300 = 102 test points, 198 to train on (0.33: 99)
-    (200, 'test_fraction = 0.50 }'),  # 100 and 100
+    (200, 'test_fraction = 0.5 }'),  # 100 and 100
     (120, "a longer series: at least 398 rows at test_fraction = 0.25, or 200 with test_fraction = 0.5"),
 ])
 def test_a_short_test_span_gets_a_fix_that_leaves_a_training_span(tmp_path: Path, rows, fix) -> None:
@@ -878,3 +878,22 @@ def test_a_suite_entry_in_a_fix_parses_as_toml_whatever_its_values() -> None:
     table = tomllib.loads(entry.replace("]] name", "]]\nname").replace(" params =", "\nparams ="))
     assert table["datasets"][0] == {"name": "csv", "params": {
         "path": "a.csv", "target": "y", "where": {"reg🌍": 3, "x\x7fy": 1.5, "ok": 'é"\\', "flag": True}}}
+
+
+@pytest.mark.parametrize("time_format", [None, "%d/%m/%Y"])
+def test_csv_day_first_months_are_read_as_months_and_labelled_as_dates(tmp_path: Path, time_format) -> None:
+    """Monthly dates written day first (01/02/1980: 1 February) read both ways in one order: month first they
+    were January's first twelve days, a year apart, noted as 39 skipped steps (docs reader); now the reading
+    that skips least is taken. Their labels, as written, read two ways, so every figure's axis was one text
+    label per step: they are now the dates read, ISO 8601."""
+    from pibench.data_loaders.dates import dates_in_order
+
+    months = pd.date_range("1980-01-01", periods=480, freq="MS")
+    path = _write(tmp_path / "m.csv", "date,y\n" + "".join(f"{d:%d/%m/%Y},{i % 7}\n" for i, d in enumerate(months)))
+    p = csv_problem(path=path, target="y", time="date", time_format=time_format, lags=1)
+    assert "notes" not in p.metadata  # no skipped steps: a month apart each
+    assert list(p.time[:3]) == ["1980-02-01", "1980-03-01", "1980-04-01"]  # the first row is a lag
+    read = dates_in_order(pd.Series(p.time))
+    assert read is not None and (read.dt.day == 1).all()
+    iso = _write(tmp_path / "iso.csv", "date,y\n" + "".join(f"{d:%Y-%m-%d},{i % 7}\n" for i, d in enumerate(months)))
+    assert list(csv_problem(path=iso, target="y", time="date", lags=1).time[:1]) == ["1980-02-01"]  # as written
