@@ -293,7 +293,10 @@ def _schema_problems(suite: dict) -> list[str]:
     for kind, allowed in _ENTRY_KEYS.items():
         entries = suite.get(kind)
         if not entries or not isinstance(entries, list):
-            problems.append(f"needs at least one [[{kind}]] entry.")
+            example = {"methods": '[[methods]] then name = "aci"', "datasets": '[[datasets]] then name = "ar"'}[kind]
+            problems.append(f"needs at least one [[{kind}]] entry (e.g. {example} on the next line; `pibench list` "
+                            f"lists them), even with --{kind}, which then picks among a suite's entries or adds "
+                            "others.")
             continue
         for i, entry in enumerate(entries):
             where = f"[[{kind}]] entry {i + 1}"

@@ -255,6 +255,17 @@ def test_levels_are_kept_as_the_tables_show_them():
         check_alphas([0.1, 1 - 0.9])
 
 
+def test_a_suite_without_methods_says_how_to_write_one(tmp_path, capsys):
+    """A suite file of the CSV page's [[datasets]] block alone was refused, --methods or not, without saying
+    what else a suite needs (docs reader)."""
+    suite = tmp_path / "s.toml"
+    suite.write_text('[[datasets]]\nname = "ar"\n')
+    err = one_line_error(capsys, main(["run", "--suite", str(suite), "--methods", "aci", "--results-dir",
+                                       str(tmp_path / "r"), "--no-progress"]))
+    assert 'needs at least one [[methods]] entry (e.g. [[methods]] then name = "aci" on the next line' in err
+    assert "even with --methods" in err and not (tmp_path / "r").exists()
+
+
 def test_suite_seeds_are_checked_with_the_file_named(tmp_path, capsys):
     suite = tmp_path / "s.toml"
     suite.write_text(TINY.replace('name = "tiny"', 'name = "tiny"\nseeds = [1, 1]'))
