@@ -232,11 +232,14 @@ def _check_roles(target: str, features: list[str], time: str | None, path: Path)
                          "the target is revealed, so drop it from features (its past values are the lags).")
     if len(set(features)) < len(features):
         raise ValueError(f"{path}: features = {features} names a column twice; list each once.")
-    if time is not None and (time == target or time in features):
-        role = "the target" if time == target else "a feature"
-        raise ValueError(f"{path}: the time column {time!r} is also {role}; sorting a series by its own "
+    if time is not None and time == target:
+        raise ValueError(f"{path}: the time column {time!r} is also the target; sorting a series by its own "
                          "values destroys its order. Give the column of dates or step numbers as time, or "
                          "leave time out to keep the file's row order.")
+    if time is not None and time in features:
+        raise ValueError(f"{path}: the time column {time!r} is also listed in features; it orders the rows and "
+                         "labels the steps, and is no input (a calendar input, such as the day of the week, is a "
+                         "column of numbers of its own): drop it from features.")
 
 
 def _kept_rows(frame: pd.DataFrame, where: dict, path: Path) -> pd.DataFrame:
@@ -308,8 +311,10 @@ def csv_problem(
     missing = [c for c in [target, *features, *([time] if time else []), *where]
                if frame is not None and c not in frame]
     if frame is not None and missing:
+        taken = {target, time} if missing[0] in features else set()  # a feature is neither the target nor the time
+        offered = [c for c in frame.columns if c not in taken]
         problems.append(f"{path}: no column(s) {missing}; the file has {list(frame.columns)}."
-                        f"{header_below_hint(frame, missing) or did_you_mean(missing[0], frame.columns)}")
+                        f"{header_below_hint(frame, missing) or did_you_mean(missing[0], offered)}")
     if problems or frame is None:
         if not exists and len(problems) == 1:  # the file alone is missing: an optional entry is skipped
             raise DataNotFoundError(problems[0])

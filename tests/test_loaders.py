@@ -897,3 +897,12 @@ def test_csv_day_first_months_are_read_as_months_and_labelled_as_dates(tmp_path:
     assert read is not None and (read.dt.day == 1).all()
     iso = _write(tmp_path / "iso.csv", "date,y\n" + "".join(f"{d:%Y-%m-%d},{i % 7}\n" for i, d in enumerate(months)))
     assert list(csv_problem(path=iso, target="y", time="date", lags=1).time[:1]) == ["1980-02-01"]  # as written
+
+
+def test_csv_a_mistyped_feature_is_never_offered_the_time_column(tmp_path: Path) -> None:
+    """features = ["dat"] was asked "Did you mean 'date'?", the time column, refused next (docs reader)."""
+    path = _write(tmp_path / "f.csv", "date,data,y\n" + "".join(f"2020-01-{d:02d},{d},{d % 3}\n" for d in range(1, 29)))
+    with pytest.raises(ValueError, match=r"no column\(s\) \['dat'\].*Did you mean 'data'\?"):
+        csv_problem(path=path, target="y", features=["dat"], time="date")
+    with pytest.raises(ValueError, match=r"no column\(s\) \['dat'\].*Did you mean 'date'\?"):
+        csv_problem(path=path, target="y", time="dat")  # a mistyped time column: the dates are its fix
