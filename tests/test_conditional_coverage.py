@@ -275,15 +275,19 @@ def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(t
     fig = spec.draw()
     lines = {line.get_label(): line.get_ydata() for line in fig.axes[0].get_lines()}
     xs = {line.get_label(): line.get_xdata() for line in fig.axes[0].get_lines()}
-    for record in store.records():  # the regime's two scales: no middle third; the line joins the two there are
-        assert np.isnan(record["coverage_vol_mid"])  # (dots alone left a method's settings alike: dogfood)
+    # the regime's two scales: no middle third; the line joins the two there are (dots alone left a method's settings
+    # alike: dogfood), side by side, no empty middle column for the lines to cross as though they had a value there
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["calm third", "volatile third"]
+    for record in store.records():
+        assert np.isnan(record["coverage_vol_mid"])
         expected = [100 * record[f"coverage_vol_{k}"] for k in ("low", "high")]
         name = {"autoreg": "autoreg lags=1", "oracle": "oracle"}[record["method"]]  # named as the tables name it
         np.testing.assert_allclose(lines[name], expected)
-        assert np.allclose(np.round(xs[name]), [0, 2]) and np.all(np.abs(xs[name] - np.round(xs[name])) <= 0.061)
+        assert np.allclose(np.round(xs[name]), [0, 1]) and np.all(np.abs(xs[name] - np.round(xs[name])) <= 0.061)
     assert len({tuple(xs[n]) for n in ('autoreg lags=1', 'oracle')}) == 2  # each a little aside: none hides one
     assert list(lines["nominal 90%"]) == [90, 90]
-    assert fig.axes[0].get_title().endswith("\n(no step in the middle third: its volatilities are tied)")
+    assert fig.axes[0].get_title().endswith("\n(no middle third: the volatilities take two values, so no step falls "
+                                            "between the calm and the volatile one)")
     close(fig)
     page, names = build_report(results, "")
     assert spec.name in names and f'id="{spec.name}"' in page

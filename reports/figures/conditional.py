@@ -36,9 +36,13 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     if rows.empty:
         return None
     means = rows.groupby(["method", "setting"], sort=True)[[c for c, _ in THIRDS]].mean()
-    fig, axes = new_figure(9.5, 4.4)
+    # no step in any row's middle third (a two-valued scale): the calm and volatile thirds side by side, no
+    # empty middle column for the lines to cross as though they had a value there
+    thirds = [t for t in THIRDS if means[t[0]].notna().any()]
+    means = means[[c for c, _ in thirds]]
+    fig, axes = new_figure(9.5 if len(thirds) == 3 else 8.0, 4.4)
     ax = axes[0][0]
-    x = np.arange(len(THIRDS))
+    x = np.arange(len(thirds))
     names = dict(zip(means.index, run_labels(means.index.get_level_values(0), means.index.get_level_values(1))))
     styles = figure_styles(rows["method"])
     drawn: dict[tuple, str] = {}  # a line's values -> the label of the first line drawn with them
@@ -58,11 +62,12 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
         ax.plot(x[shown] + dodge, 100 * values.to_numpy(float)[shown], label=label,
                 **styles[method].line(setting_style(method, setting, rows)))
     nominal_line(ax, results.nominal_percent)
-    ax.set_xticks(x, [name for _, name in THIRDS])
+    ax.set_xticks(x, [name for _, name in thirds])
+    ax.set_xlim(-0.35, len(thirds) - 0.65)
     ax.set(xlabel="test steps ranked by volatility", ylabel="coverage (%)")
     ax.set_title(f"{dataset} ({suite}): coverage of the {results.nominal_percent:g}% intervals by volatility third"
-                 + ("\n(no step in the middle third: its volatilities are tied)"
-                    if means["coverage_vol_mid"].isna().all() else ""), wrap=True)  # a long name breaks, not cut
+                 + ("\n(no middle third: the volatilities take two values, so no step falls between the calm and the "
+                    "volatile one)" if len(thirds) < len(THIRDS) else ""), wrap=True)  # a long name breaks, not cut
     ax.grid(alpha=0.3)
     legend_outside(fig, [ax])
     return fig
