@@ -4,7 +4,7 @@ Tasks whose methods share a base-forecaster configuration on the same data and
 protocol (ACI at every gamma, AgACI, NexCP) share one set of base fits. The
 runner computes them before those tasks, in chunks of consecutive refits: each
 chunk trains the models of all its windows and groups as one batched network
-(SPEC §3.2: one base fit per hour and step serves every calibrator). Chunks are
+(docs/guide/methods.md: one base fit per hour and step serves every calibrator). Chunks are
 files under ``<results-dir>/cache/split/<key>/``, written atomically, so they
 resume like tasks.
 """

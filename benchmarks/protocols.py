@@ -1,4 +1,4 @@
-"""Evaluation protocols (SPEC §2): offline, online sliding window, and sets.
+"""Evaluation protocols (docs/guide/protocols.md): offline, online sliding window, and sets.
 
 Each protocol drives an :class:`~pibench.methods.base.IntervalMethod` through its
 contract and returns the per-step predictions plus fit / predict wall times.
@@ -193,7 +193,7 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
 
 
 def run_set(problem: SetProblem, method: IntervalMethod) -> ProtocolOutput:
-    """Fit on train (and calibration), predict every test sequence (SPEC §2)."""
+    """Fit on train (and calibration), predict every test sequence (docs/guide/protocols.md)."""
     _check_shape(method, "set", problem.name)
     tic = time.perf_counter()
     method.fit(problem.train, problem.calibration)

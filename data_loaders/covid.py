@@ -1,4 +1,4 @@
-"""UK COVID-19 daily new cases of 380 local authorities as sets of sequences (SPEC §1.2; CF-RNN).
+"""UK COVID-19 daily new cases of 380 local authorities as sets of sequences (docs/guide/datasets.md; CF-RNN).
 
 Each area's 150 days are one sequence: x = the first ``input_length`` days, y =
 the next ``horizon``. Per replicate s, ``RandomState(s).permutation(380)`` puts

@@ -1,4 +1,4 @@
-"""UCI EEG (SMNI CMI), control subjects, as sets of sequences (SPEC §1.2; CF-RNN's processing).
+"""UCI EEG (SMNI CMI), control subjects, as sets of sequences (docs/guide/datasets.md; CF-RNN's processing).
 
 Each (trial, channel) of a control subject is one series of 256 samples (1 s at
 256 Hz), resampled to ``input_length + horizon`` points with

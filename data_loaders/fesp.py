@@ -1,4 +1,4 @@
-"""French electricity spot prices (SPEC §1.1; Zaffran et al. 2022).
+"""French electricity spot prices (docs/guide/datasets.md; Zaffran et al. 2022).
 
 Hourly file, 24 rows a day, reshaped to a panel of 24 daily series (one per hour
 of day): y (days, 24) and X (days, 24, 57) with the features ``hour``,

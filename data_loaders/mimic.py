@@ -1,4 +1,4 @@
-"""MIMIC-III white-blood-cell counts as sets of variable-length sequences (SPEC §1.2; user-supplied only).
+"""MIMIC-III white-blood-cell counts as sets of variable-length sequences (docs/guide/datasets.md; user-supplied only).
 
 MIMIC-III is credentialed PhysioNet data: pibench never ships or downloads it.
 Give a file you built (the paper follows Lin et al. 2022: Levofloxacin patients,

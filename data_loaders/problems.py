@@ -1,4 +1,4 @@
-"""The two problem shapes of SPEC §1, validated once when they are built.
+"""The two problem shapes of docs/guide/datasets.md, validated once when they are built.
 
 * :class:`SeriesProblem`: a single series, or a panel of G independent series on
   a shared time axis (fesp: 24 hourly series), each step with covariates known
@@ -179,13 +179,13 @@ class SetData:
         return self.y.shape[1]
 
     def concat(self, other: SetData) -> SetData:
-        """Train + calibration, for methods without a calibration step (SPEC §1.2)."""
+        """Train + calibration, for methods without a calibration step (docs/guide/datasets.md)."""
         return SetData(np.concatenate([self.x, other.x]), np.concatenate([self.y, other.y]))
 
 
 @dataclass(frozen=True)
 class SetProblem:
-    """Train / calibration / test splits of exchangeable sequences (SPEC §1.2, §2)."""
+    """Train / calibration / test splits of exchangeable sequences (docs/guide/datasets.md, docs/guide/protocols.md)."""
 
     name: str
     train: SetData

@@ -40,8 +40,8 @@ class DatasetEntry:
 
 DATASETS: dict[str, DatasetEntry] = {
     "ar": DatasetEntry(synthetic.ar_problem, "series", "synthetic linear Gaussian AR(p) series (built in)"),
-    "nlar": DatasetEntry(synthetic.nlar_problem, "series", "synthetic NLAR(7) series, SPEC §1.3 (built in)"),
-    "expar": DatasetEntry(synthetic.expar_problem, "series", "synthetic EXPAR(1) series, SPEC §1.3 (built in)"),
+    "nlar": DatasetEntry(synthetic.nlar_problem, "series", "synthetic NLAR(7) series, paper section 5.2 (built in)"),
+    "expar": DatasetEntry(synthetic.expar_problem, "series", "synthetic EXPAR(1) series, paper section 5.2 (built in)"),
     "regime": DatasetEntry(regime_problem, "series",
                            "synthetic AR series with Markov-switching noise scale and its oracle (built in)"),
     "seasonal_sets": DatasetEntry(

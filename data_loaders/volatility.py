@@ -1,4 +1,5 @@
-"""The volatility of each test step, by which conditional coverage is stratified (SPEC §4, beyond the paper).
+"""The volatility of each test step, by which conditional coverage is stratified (beyond the paper;
+docs/guide/metrics.md).
 
 * Where the problem knows its oracle (:mod:`pibench.data_loaders.oracle`) and the oracle's scale
   varies (the regime series), that scale: the true conditional standard deviation of the

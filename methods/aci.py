@@ -1,4 +1,4 @@
-"""ACI on a split-conformal base forecaster (SPEC §3.2; Gibbs & Candes 2021)."""
+"""ACI on a split-conformal base forecaster (docs/guide/methods.md; Gibbs & Candes 2021)."""
 
 from __future__ import annotations
 

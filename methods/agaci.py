@@ -1,4 +1,4 @@
-"""AgACI: online aggregation of ACI experts over a grid of gammas (Zaffran et al. 2022; SPEC §3.3)."""
+"""AgACI: online aggregation of ACI experts over a grid of gammas (Zaffran et al. 2022; docs/guide/methods.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pibench.methods.calibration.aci import aci_errors, aci_next_alpha, aci_widt
 from pibench.methods.calibration.boa import BernsteinOnlineAggregation
 from pibench.methods.split_conformal import SplitConformalMethod
 
-#: SPEC §3.2: 0, 5e-6, 5e-5, 1e-4..9e-4, 1e-3..9e-3, 0.01..0.09 (30 values).
+#: Zaffran et al. (2022): 0, 5e-6, 5e-5, 1e-4..9e-4, 1e-3..9e-3, 0.01..0.09 (30 values).
 GAMMA_GRID = (
     (0.0, 5e-6, 5e-5)
     + tuple(k * 1e-4 for k in range(1, 10))
@@ -29,7 +29,7 @@ class AgACI(SplitConformalMethod):
     current window's target range widened by its span on each side (per series),
     or the widest finite expert's bound where that is wider, so that an expert
     covering everything is never the narrowest. Finite bounds are aggregated as
-    they are (SPEC §3.3).
+    they are (docs/guide/methods.md).
     """
 
     name = "agaci"

@@ -1,6 +1,6 @@
 """Classical autoregressive order selection: statsmodels' ``ar_select_order`` (AIC or BIC).
 
-The comparison row of the order-selection table (SPEC §3.1): the lags an AR
+The comparison row of the order-selection table (docs/guide/methods.md): the lags an AR
 model selects by information criterion, to set beside the lags a sparsified
 RNN keeps.
 """

@@ -2,7 +2,7 @@
 
 A method follows scikit-learn's conventions: the constructor stores parameters
 only, ``fit`` returns self, learned state ends in ``_``. Two problem shapes
-(SPEC §1) and their call sequences, driven by :mod:`pibench.benchmarks.protocols`:
+(docs/guide/datasets.md) and their call sequences, driven by :mod:`pibench.benchmarks.protocols`:
 
 * series (``shape = "series"``)::
 

@@ -1,4 +1,4 @@
-"""EnbPI-V2: ensemble batch prediction intervals (Xu & Xie 2021; SPEC §3.4).
+"""EnbPI-V2: ensemble batch prediction intervals (Xu & Xie 2021; docs/guide/methods.md).
 
 B base models are fitted once, on bootstrap resamples of the training window
 (iid resampling, or moving blocks of ``block_length``). The leave-one-out

@@ -24,7 +24,7 @@ momentum and 300 full epochs on a standardised y). Model seeds follow pibench:
   which re-runs MAPIE's ``fit`` on the new window (new models *and* new scores;
   pibench's enbpi keeps its residual stream).
 
-Where MAPIE 1.6 differs from pibench (SPEC §3.2, §3.4); each is shown by
+Where MAPIE 1.6 differs from pibench (docs/guide/methods.md); each is shown by
 ``tests/test_mapie_crosscheck.py``:
 
 1. Quantile (``mapie.utils._compute_regression_quantile``): the width is the

@@ -1,4 +1,4 @@
-"""NexCP on a split-conformal base forecaster (Barber, Candes, Ramdas & Tibshirani 2023; SPEC §3.5)."""
+"""NexCP on a split-conformal base forecaster (Barber, Candes, Ramdas & Tibshirani 2023; docs/guide/methods.md)."""
 
 from __future__ import annotations
 

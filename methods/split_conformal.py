@@ -1,4 +1,4 @@
-"""Shared skeleton of split-conformal methods on a sliding window (SPEC §2).
+"""Shared skeleton of split-conformal methods on a sliding window (docs/guide/protocols.md).
 
 The window is split sequentially: the first half trains the base forecaster,
 the second half gives the scores: absolute residuals |y - y_hat|, or with

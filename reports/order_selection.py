@@ -1,4 +1,5 @@
-"""Scores of autoregressive order selection over datasets (SPEC §3.1 "Order selection read-out", §4).
+"""Scores of autoregressive order selection over datasets (paper section 5.2;
+docs/reproductions/order-selection.md, docs/guide/metrics.md).
 
 The per-fit read-outs (selected lags, estimated order, #hidden link) are made by
 the method (:mod:`pibench.methods.pa.order_readout`) and stored in its record. Over J
@@ -14,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-#: True lag sets of the synthetic processes (SPEC §1.3).
+#: True lag sets of the synthetic processes (docs/guide/datasets.md).
 TRUE_LAGS = {"nlar": frozenset({1, 2, 3, 7}), "expar": frozenset({1})}
 
 

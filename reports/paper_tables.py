@@ -1,4 +1,4 @@
-"""Tables in the paper's layout, measured values beside the paper's (SPEC §5).
+"""Tables in the paper's layout, measured values beside the paper's (docs/reproductions).
 
 The paper's numbers are in ``reports/reference_results.csv`` (a copy of the
 project's reference table: table, dataset, method, setting, metric, value, std).

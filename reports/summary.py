@@ -5,7 +5,7 @@ headline ``coverage`` is its marginal coverage (the share of covered steps). A
 set-of-sequences record (one that carries ``per_horizon_coverage`` and
 ``joint_coverage``) is headlined by its JOINT coverage, the share of test sequences
 with all H horizons covered: the level CF-RNN and PA-LSTM are calibrated for
-(SPEC §4). ``coverage_kind`` says which ("marginal" or "joint"),
+(docs/guide/metrics.md). ``coverage_kind`` says which ("marginal" or "joint"),
 ``marginal_coverage`` holds the coverage over every (sequence, horizon) cell (the
 record's own ``coverage`` field, which stays marginal) and ``coverage_h1`` ..
 ``coverage_hH`` the coverage per horizon. The records themselves are not changed.

@@ -1,4 +1,4 @@
-"""ACI (SPEC §3.2) against a hand-worked sequence of alpha_t updates, and its coverage."""
+"""ACI (docs/guide/methods.md) against a hand-worked sequence of alpha_t updates, and its coverage."""
 
 import numpy as np
 import pytest

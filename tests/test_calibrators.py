@@ -1,4 +1,4 @@
-"""Calibrators of SPEC §3.2-3.5: BOA, NexCP weights, AgACI, EnbPI, NexCP.
+"""Calibrators of docs/guide/methods.md: BOA, NexCP weights, AgACI, EnbPI, NexCP.
 
 Hand-worked cases write their arithmetic in the comments and compare against
 literals; the rest are invariants (normalisation, vectorisation, reductions to
@@ -277,8 +277,8 @@ def expected_aci():
 
 
 def test_agaci_single_gamma_zero_expert_is_split_conformal():
-    """Finite expert bounds are aggregated as they are, also where they pass the cap (SPEC §3.3: only infinite
-    ones are capped)."""
+    """Finite expert bounds are aggregated as they are, also where they pass the cap (AgACI in
+    docs/guide/methods.md: only infinite ones are capped)."""
     expected = expected_aci()
     m = prime(AgACI(alpha=0.1, gammas=(0.0,), base="linear"), SCORES, WINDOW_Y)
     assert m.cap_ == pytest.approx(CAP)

@@ -113,7 +113,7 @@ def test_pa_rnn_started_inside_the_spike_prunes_the_recurrence_that_torch_scale_
 
 
 def test_ar_order_paper_suite_has_the_papers_settings():
-    """The paper's appendix tables (SPEC §3.1): NLAR at 1,000 units and 25,000 iterations, EXPAR's schedule."""
+    """The paper's appendix tables: NLAR at 1,000 units and 25,000 iterations, EXPAR's schedule."""
     from pibench.benchmarks.suite import build_tasks, load_suite
     from pibench.methods.pa.rnn_method import PARNN
 

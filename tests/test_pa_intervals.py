@@ -1,4 +1,4 @@
-"""PA asymptotic-normal intervals (SPEC §3.1): exact Hessian vs finite differences,
+"""PA asymptotic-normal intervals (docs/guide/methods.md): exact Hessian vs finite differences,
 exact reduction to OLS, GGN vs exact, pseudo-inverse fallback (rank-deficient OLS), Bonferroni multi-horizon,
 masked weights held at zero."""
 

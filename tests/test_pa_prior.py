@@ -1,4 +1,4 @@
-"""PA mixture Gaussian prior and prior-annealing schedule (SPEC §3.1)."""
+"""PA mixture Gaussian prior and prior-annealing schedule (docs/guide/methods.md)."""
 
 from __future__ import annotations
 
@@ -126,7 +126,7 @@ def test_schedule_boundaries(t, phase, weight, s0, temperature):
 
 
 def test_schedule_degenerate_T1_equals_T2():
-    # MIMIC setting (SPEC): T1 = T2 = 40, T3 = 55 -> no prior-weight ramp
+    # MIMIC setting (the paper's appendix): T1 = T2 = 40, T3 = 55 -> no prior-weight ramp
     sched = AnnealingSchedule(T1=40, T2=40, T3=55, s0_init=1e-5, s0_end=1e-6, tau=1.0)
     assert (sched.phase(39), sched.prior_weight(39), sched.temperature(39)) == ("initial", 0.0, 0.0)
     assert (sched.phase(40), sched.prior_weight(40), sched.s0(40), sched.temperature(40)) == (
@@ -155,7 +155,7 @@ def test_schedule_degenerate_T2_equals_T3_and_validation():
 
 @pytest.mark.parametrize(("name", "length"), [("pa", "epochs"), ("pa_rnn", "iterations"), ("pa_lstm", "epochs")])
 def test_a_training_that_ends_before_the_annealing_is_refused_with_the_schedule_scaled(name, length):
-    """SPEC §3.1: T1 <= T2 <= T3 <= T_end. PA with epochs = 10 and the defaults (T3 = 260) ran plain SGD and
+    """docs/guide/methods.md: T1 <= T2 <= T3 <= T_end. PA with epochs = 10 and the defaults (T3 = 260) ran plain SGD and
     was reported as PA; it is now refused before any work, with the schedule scaled to the given length."""
     from pibench.methods.catalog import get_method
 

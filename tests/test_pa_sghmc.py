@@ -1,4 +1,4 @@
-"""SGHMC optimizer of PA (SPEC §3.1)."""
+"""SGHMC optimizer of PA (docs/guide/methods.md)."""
 
 from __future__ import annotations
 

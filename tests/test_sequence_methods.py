@@ -1,4 +1,4 @@
-"""Set methods on the sequence network: CF-RNN, MQ-RNN, DP-RNN, PA-LSTM (SPEC §3.1, §3.6-3.8)."""
+"""Set methods on the sequence network: CF-RNN, MQ-RNN, DP-RNN, PA-LSTM (docs/guide/methods.md)."""
 
 import time
 

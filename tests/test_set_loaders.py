@@ -1,4 +1,4 @@
-"""Loaders of sets of sequences (SPEC §1.2): EEG, COVID-19, MIMIC-III (user file) and csv_sets."""
+"""Loaders of sets of sequences (docs/guide/datasets.md): EEG, COVID-19, MIMIC-III (user file) and csv_sets."""
 
 import pickle
 import re

@@ -1,4 +1,5 @@
-"""The set protocol end to end with a split-conformal set method defined here (SPEC §2, §3.6)."""
+"""The set protocol end to end with a split-conformal set method defined here
+(docs/guide/protocols.md, docs/guide/methods.md)."""
 
 import numpy as np
 import pytest

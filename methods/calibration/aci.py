@@ -1,4 +1,4 @@
-"""Adaptive conformal inference (Gibbs & Candes 2021; SPEC §3.2) as array functions.
+"""Adaptive conformal inference (Gibbs & Candes 2021; docs/guide/methods.md) as array functions.
 
 alpha_1 = alpha; width_t = the (1 - alpha_t) quantile of the calibration scores
 (infinite if alpha_t <= 0, an empty interval if alpha_t >= 1);

@@ -1,4 +1,4 @@
-"""Bernstein Online Aggregation with the gradient trick (Wintenberger 2017; SPEC §3.3).
+"""Bernstein Online Aggregation with the gradient trick (Wintenberger 2017; docs/guide/methods.md).
 
 Aggregates K experts' forecasts of a quantile (pinball loss at level tau) for
 several independent series at once: every array is (K, ...), one column per

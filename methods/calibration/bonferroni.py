@@ -1,4 +1,4 @@
-"""Split-conformal critical scores with a Bonferroni correction over H horizons (CF-RNN; SPEC §3.6)."""
+"""Split-conformal critical scores with a Bonferroni correction over H horizons (CF-RNN; docs/guide/methods.md)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def uncapped_bonferroni_level(n: int, alpha: float, horizon: int) -> float:
 
 
 def bonferroni_level(n: int, alpha: float, horizon: int) -> float:
-    """min(:func:`uncapped_bonferroni_level`, 1) (SPEC §3.6, CF-RNN's and the paper's convention): where
+    """min(:func:`uncapped_bonferroni_level`, 1) (docs/guide/methods.md, CF-RNN's and the paper's convention): where
     the uncapped level passes 1 the largest score is taken, a finite interval without the joint
     guarantee."""
     return min(uncapped_bonferroni_level(n, alpha, horizon), 1.0)

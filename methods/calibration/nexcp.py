@@ -1,4 +1,4 @@
-"""Non-exchangeable split conformal (Barber et al. 2023; SPEC §3.5) as an array function."""
+"""Non-exchangeable split conformal (Barber et al. 2023; docs/guide/methods.md) as an array function."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ scored from the scale the stream has reached, which they leave unchanged. Three 
   (Bollerslev 1986) whose parameters the ``arch`` package fits by Gaussian maximum
   likelihood on each window's calibration residuals (zero mean).
 * :class:`ModelScale`, s_t = sd(x_t), the base forecaster's own predictive standard deviation
-  (``base = "pa"``: PA's sqrt(varsigma2(x)/n + sigma2_hat), SPEC §3.1), known before y_t and
+  (``base = "pa"``: PA's sqrt(varsigma2(x)/n + sigma2_hat), docs/guide/methods.md), known before y_t and
   not learnt from the revealed residuals: the score is PA's studentized residual and the
   calibrator only fixes the scale of PA's band (conformalised PA).
 """

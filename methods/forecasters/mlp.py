@@ -1,6 +1,6 @@
 """One-hidden-layer MLPs for many independent problems, trained as one batched network.
 
-The paper's base forecaster (SPEC §3.2-3.5; paper appendix on fesp): a hidden
+The paper's base forecaster (docs/guide/methods.md; paper appendix on fesp): a hidden
 layer of 100 sigmoid units, SGD with momentum 0.9, minibatches of 100, MSE loss,
 features standardised on the training window. Model m has its own
 initialisation seed and minibatch order, and every operation acts on one model's

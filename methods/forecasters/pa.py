@@ -2,7 +2,7 @@
 
 ``base = "pa"`` trains one :class:`~pibench.methods.pa.method.PA` stack (one network per
 group) on each window's proper-training part. Besides the point forecast mu(x) it gives
-PA's predictive sd(x) = sqrt(varsigma2(x)/n + sigma2_hat) (SPEC §3.1), the scale of
+PA's predictive sd(x) = sqrt(varsigma2(x)/n + sigma2_hat) (docs/guide/methods.md), the scale of
 ``scale = "model"`` normalized scores (:class:`~pibench.methods.calibration.score_scale.ModelScale`):
 an online calibrator then fixes the scale of PA's band mu(x) +/- q_t sd(x) (conformalised PA).
 """

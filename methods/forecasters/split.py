@@ -1,6 +1,6 @@
 """Base forecasts of split-conformal methods: fitted on demand, or precomputed in batches.
 
-A window of W steps is split sequentially (SPEC §2): the first part trains the
+A window of W steps is split sequentially (docs/guide/protocols.md): the first part trains the
 base forecaster, the rest gives the calibration residuals |y - y_hat| (kept in
 time order; NexCP weighs them by age). The model of group g on the window that
 starts at step s gets the seed SeedSequence([random_state, s]).generate_state(G)[g],

@@ -1,1 +1,3 @@
-"""PA: prior-annealed sparse networks with asymptotic-normal intervals (Zhang, Sun & Liang, NeurIPS 2023; SPEC §3.1)."""
+"""PA: prior-annealed sparse networks with asymptotic-normal intervals (Zhang, Sun & Liang, NeurIPS 2023).
+
+See docs/guide/methods.md."""

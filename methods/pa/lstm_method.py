@@ -1,4 +1,5 @@
-"""PA on the LSTM for sets of sequences: the paper's "PA-RNN" of section 5.3 (SPEC §3.1, §1.2).
+"""PA on the LSTM for sets of sequences: the paper's "PA-RNN" of section 5.3
+(docs/guide/methods.md, docs/guide/datasets.md).
 
 The sequence network of the set baselines (:mod:`pibench.methods.sequence.network`)
 trains on train + calibration with PA's schedule: Adam for the initial phase

@@ -1,4 +1,4 @@
-"""PA as an IntervalMethod for series problems (SPEC §3.1; the paper runs it offline on fesp).
+"""PA as an IntervalMethod for series problems (docs/guide/methods.md; the paper runs it offline on fesp).
 
 One network per series g of the panel (fesp: 24 hourly MLPs), trained together as
 one stack (:class:`~pibench.methods.pa.networks.StackedMLPs`: each group's gradient, prior,
@@ -90,7 +90,8 @@ class PA(IntervalMethod):
         return self.y_scaler_.inverse_transform(point)
 
     def point_and_sd(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(m, G) point forecasts and predictive sd sqrt(varsigma2(x)/n + sigma2_hat) (SPEC §3.1), target units."""
+        """(m, G) point forecasts and predictive sd sqrt(varsigma2(x)/n + sigma2_hat), target units
+        (paper section 4)."""
         Xs = torch.as_tensor(self.x_scaler_.transform(X), dtype=torch.float64)
         parts = [fitted.predictive_variance(Xs[:, g]) for g, fitted in enumerate(self.intervals_)]
         point = np.stack([np.asarray(part[0], dtype=float)[:, 0] for part in parts], axis=1)

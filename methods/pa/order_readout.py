@@ -1,4 +1,4 @@
-"""Per-fit read-outs of autoregressive order selection (SPEC §3.1 "Order selection read-out").
+"""Per-fit read-outs of autoregressive order selection (paper section 5.2; docs/reproductions/order-selection.md).
 
 For a sparsified RNN whose input at each step is the window (y_{t-1}, ..., y_{t-k}):
 lag j is selected iff some input weight of column j - 1 survives; the estimated

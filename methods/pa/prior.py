@@ -1,4 +1,4 @@
-"""Mixture Gaussian (spike-and-slab) prior on every network weight (SPEC §3.1).
+"""Mixture Gaussian (spike-and-slab) prior on every network weight (docs/guide/methods.md).
 
     pi(b) = lam N(b; 0, s1) + (1 - lam) N(b; 0, s0),   0 < s0 < s1 (variances; s0 is the spike)
 

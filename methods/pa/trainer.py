@@ -1,4 +1,4 @@
-"""PA training (SPEC §3.1; paper appendix "Computation"): prior annealing with SGHMC,
+"""PA training (docs/guide/methods.md; paper appendix "Computation"): prior annealing with SGHMC,
 sparsification at the posterior-inclusion threshold, then refining the kept weights.
 
 Per-sample energy U = mean_i (y_i - mu_i)^2 / (2 sigma2) - eta_t log pi(beta) / n,
@@ -29,7 +29,7 @@ from pibench.methods.task_progress import report
 
 @dataclass(frozen=True)
 class PASettings:
-    """Training settings; defaults are the paper's fesp ones (SPEC §3.1)."""
+    """Training settings; defaults are the paper's fesp ones (docs/guide/methods.md)."""
 
     epochs: int = 300  # schedule units (epochs or iterations, see ``unit``)
     lr: float = 1e-3
@@ -47,7 +47,7 @@ class PASettings:
     sigma2: float = 1.0  # likelihood variance on the (standardised) target scale
     unit: str = "epoch"  # what t counts: "epoch" (a pass over a permutation) or "iteration" (one random batch)
     initial_optimizer: str = "sgd"  # before T1: "sgd" (momentum SGD = SGHMC at tau 0) or "adam" (the paper's LSTM)
-    prior_step: str = "explicit"  # the prior's pull in SGHMC: "explicit" (SPEC §3.1) or "implicit" (see sghmc.py)
+    prior_step: str = "explicit"  # the prior's pull in SGHMC: "explicit" (the paper's) or "implicit" (sghmc.py)
 
     def check(self) -> None:
         """Raise ValueError for a setting out of range (the schedule and the priors check their own)."""
@@ -61,7 +61,7 @@ class PASettings:
         one_of("initial_optimizer", self.initial_optimizer, ("sgd", "adam"))
         one_of("prior_step", self.prior_step, ("explicit", "implicit"))
         self.schedule()
-        if self.T3 > self.epochs:  # SPEC §3.1: T1 <= T2 <= T3 <= T_end
+        if self.T3 > self.epochs:  # the paper's schedule: T1 <= T2 <= T3 <= T_end
             length = "epochs" if self.unit == "epoch" else "iterations"
             scaled = ", ".join(f"{name} = {round(getattr(self, name) * self.epochs / self.T3)}"
                                for name in ("T1", "T2", "T3"))

@@ -1,7 +1,7 @@
 """What every set method on the sequence network shares: parameters, scaling, seeding, training, prediction.
 
 Inputs are standardised per time position with the statistics of the sequences
-the network trains on (SPEC §1.2); targets stay in raw units unless
+the network trains on (docs/guide/datasets.md); targets stay in raw units unless
 ``standardize_target`` (then the network fits standardised targets and its
 outputs are mapped back, an affine map per horizon). A subclass says what it
 trains on, with which loss and how many outputs per step, and how it turns the

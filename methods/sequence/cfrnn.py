@@ -1,4 +1,4 @@
-"""CF-RNN: conformal forecasting RNN (Stankeviciute, Alaa & van der Schaar 2021; SPEC §3.6).
+"""CF-RNN: conformal forecasting RNN (Stankeviciute, Alaa & van der Schaar 2021; docs/guide/methods.md).
 
 The network (MSE, all H horizons at once) trains on the training sequences; the
 absolute errors |y_h - y_hat_h| of the calibration sequences give, per horizon,

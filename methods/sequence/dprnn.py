@@ -1,4 +1,4 @@
-"""DP-RNN: Monte Carlo dropout (Gal & Ghahramani 2016; SPEC §3.8).
+"""DP-RNN: Monte Carlo dropout (Gal & Ghahramani 2016; docs/guide/methods.md).
 
 Dropout p on the LSTM's last hidden state, MSE, trained on train + calibration;
 at prediction dropout stays on and ``n_passes`` stochastic passes give, per

@@ -16,7 +16,7 @@ def pinball_loss(pred: torch.Tensor, y: torch.Tensor, quantiles: Sequence[float]
     """Sum over the k quantile levels q of the mean pinball loss rho_q(y - pred_q).
 
     pred (m, H, k), y (m, H); rho_q(u) = max(q u, (q - 1) u) (Koenker & Bassett 1978),
-    whose minimiser over a constant is the q-quantile of y. MQ-RNN (SPEC §3.7) trains
+    whose minimiser over a constant is the q-quantile of y. MQ-RNN (docs/guide/methods.md) trains
     the alpha/2 and 1 - alpha/2 levels this way.
     """
     q = torch.as_tensor(quantiles, dtype=pred.dtype, device=pred.device)

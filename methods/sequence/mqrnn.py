@@ -1,4 +1,4 @@
-"""MQ-RNN, simplified as in the CF-RNN benchmark (Wen et al. 2017; SPEC §3.7).
+"""MQ-RNN, simplified as in the CF-RNN benchmark (Wen et al. 2017; docs/guide/methods.md).
 
 The network gives the alpha/2 and 1 - alpha/2 quantiles of every horizon,
 trained with the pinball loss on train + calibration; they are the interval, with

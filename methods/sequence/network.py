@@ -1,4 +1,4 @@
-"""The sequence network every set method uses (SPEC §3.1, §3.6-3.8): LSTM encoder, linear head.
+"""The sequence network every set method uses (docs/guide/methods.md): LSTM encoder, linear head.
 
 x (m, T, d) -> (m, H) for one output per horizon, or (m, H, k) for k (quantile
 heads): the LSTM reads the inputs, its last hidden state goes through optional
