@@ -762,6 +762,18 @@ def _figure_texts(fig) -> set[str]:
     return texts
 
 
+def test_tradeoff_names_the_method_where_two_methods_share_a_settings_name():
+    """Two methods' "score=normalized" points were told apart by colour alone (docs reader): a setting name two
+    methods share is named with its method; one of one method alone keeps its short name."""
+    runs = [series_run("t", "ar1", method, setting, half) for method, setting, half in [
+        ("aci", "score=normalized", 1.6), ("aci", "score=absolute", 1.7), ("quantile_tracker", "score=normalized", 1.5),
+        ("quantile_tracker", "lr=0.1", 1.65)]]
+    fig = tradeoff_figure(stored(runs))
+    texts = {t.get_text() for t in axes_of(fig)[0].texts}
+    assert {"aci score=normalized", "quantile_tracker score=normalized", "score=absolute", "lr=0.1"} == texts
+    close(fig)
+
+
 def test_every_figure_names_a_lone_setting_as_the_tables_do():
     """garch ran once, as ``dist=t``: the tables show that setting, so every figure names it (figures once
     said plain "garch" in some and "garch dist=t" in others); a method's one default setting stays unnamed,

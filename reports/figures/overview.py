@@ -52,6 +52,8 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
         # a method's settings share its colour and marker: each is named beside its point, on the side away
         # from the panel's nearest other point
         away = dict(zip(part.index, label_away(np.column_stack([100 * part["coverage"], part["mean_length"]]))))
+        methods_of = part.groupby("setting")["method"].nunique()
+        shared_names = set(methods_of[methods_of > 1].index)
         for method, points in part.groupby("method", sort=True):
             x = 100 * points["coverage"]  # the summary's headline coverage (reports.summary.summary_row)
             for i, (setting, one) in enumerate(points.groupby("setting", sort=False)):  # each setting its own look
@@ -60,8 +62,11 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
             if run_labels(points["method"], points["setting"])[0] != method:  # a setting named, as in the tables
                 for row, xi, yi, setting in zip(points.index, x, points["mean_length"], points["setting"]):
                     dx, dy = away[row]
+                    # the method's colour and marker tell it; where another method ran a setting of that name,
+                    # the method is named too ("aci score=normalized", "quantile_tracker score=normalized")
+                    label = f"{method} {setting}" if setting in shared_names else str(setting)
                     names.setdefault(ax, []).append(ax.annotate(
-                        str(setting), (xi, yi), xytext=(dx, dy), textcoords="offset points", fontsize=6.5,
+                        label, (xi, yi), xytext=(dx, dy), textcoords="offset points", fontsize=6.5,
                         color=styles[method].colour, zorder=4, ha="left" if dx > 0 else "right",
                         va="bottom" if dy > 0 else "top"))
             if "coverage_ci_low" in points and points["coverage_ci_low"].notna().any():
