@@ -11,7 +11,8 @@ and every metric the record states equals its recomputation from those predictio
 tampered). The record also carries the sha256 of its own fields (``fields_sha256``), so that a field
 the predictions cannot give (a diagnostic such as the lags an order selection kept, a flag such as
 ``joint_guarantee``, a time) edited by hand is told too; a record written before that field existed
-is read without it. Anything else is recomputed by the next run, and
+is read without it (so the checks tell edits and damage, not a forger who removes or recomputes the
+checksums). Anything else is recomputed by the next run, and
 :meth:`ResultsStore.scan` says why each such file was left out.
 
 One ``pibench run`` at a time per results dir: :meth:`ResultsStore.lock` takes an

@@ -69,9 +69,11 @@ def _time_labels(column: pd.Series, time_format: str | None, key: pd.Series) -> 
             return numbers.astype(np.int64)
     text = column.astype(str)
     if typed.is_datetime64_any_dtype(key) and dates_in_order(text) is None:
-        stamps = key.dt.tz_convert("UTC").dt.tz_localize(None) if key.dt.tz is not None else key
-        shown = "%Y-%m-%d" if (stamps == stamps.dt.normalize()).all() else "%Y-%m-%dT%H:%M:%S"
-        return stamps.dt.strftime(shown).to_numpy()
+        utc = key.dt.tz is not None  # times with offsets are read as instants in UTC: labelled so, "+00:00"
+        stamps = key.dt.tz_convert("UTC").dt.tz_localize(None) if utc else key
+        shown = ("%Y-%m-%d" if (stamps == stamps.dt.normalize()).all() and not utc else
+                 "%Y-%m-%dT%H:%M:%S" + (".%f" if (stamps.dt.microsecond != 0).any() else ""))
+        return (stamps.dt.strftime(shown) + ("+00:00" if utc else "")).to_numpy()
     return text.to_numpy()
 
 

@@ -37,7 +37,8 @@ def _dates(column: pd.Series, what: str, path: Path) -> pd.Series | None:
             f"{month} or {day}), which orders the rows differently; give the format in the dataset's params, "
             'e.g. time_format = "%d/%m/%Y" (day first) or "%m/%d/%Y" (month first).')
     if len(readings) == 2:  # one order: the reading whose steps skip least (01/02/1980 a month on, not a day)
-        return min(readings, key=lambda r: int(_skips(step_numbers(r.sort_values())).sum()))
+        # (on the distinct dates: the sequences of a long table of sets repeat them)
+        return min(readings, key=lambda r: int(_skips(step_numbers(r.drop_duplicates().sort_values())).sum()))
     return readings[0] if readings else None
 
 

@@ -261,6 +261,24 @@ def test_the_oracle_needs_a_dataset_that_knows_its_law(tmp_path, capsys):
     assert code == 2 and "has no oracle" in err and err.count("\n") == 1 and not (tmp_path / "r").exists()
 
 
+def test_a_constant_scale_is_drawn_as_the_one_third_it_fills():
+    """A constant volatility scale puts every step in the middle third: the figure drew that column under a title
+    saying there was no middle third (review); it now says the scale is constant."""
+    from pibench.reports.figures.catalog import close
+    from pibench.reports.figures.conditional import conditional_figure
+    from pibench.reports.figures.results import StoredResults
+
+    records = [{"task_id": f"t{i}", "suite": "s", "dataset": "d", "method": "aci", "setting": setting, "seed": 0,
+                "status": "ok", "alpha": 0.1, "coverage": cov, "mean_length": 1.0, "n_test": 30,
+                "coverage_vol_low": float("nan"), "coverage_vol_mid": cov, "coverage_vol_high": float("nan")}
+               for i, (setting, cov) in enumerate([("gamma=0", 0.9), ("gamma=0.01", 0.8)])]
+    fig = conditional_figure(StoredResults(records, lambda _: None), "s", "d")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["middle third"]
+    assert ax.get_title().endswith("\n(the volatility scale is constant: every step is in one third)")
+    close(fig)
+
+
 def test_the_conditional_figure_draws_each_methods_thirds_and_the_nominal_line(tmp_path):
     from pibench.reports.figures.catalog import available_figures, close
     from pibench.reports.figures.results import StoredResults

@@ -906,3 +906,31 @@ def test_csv_a_mistyped_feature_is_never_offered_the_time_column(tmp_path: Path)
         csv_problem(path=path, target="y", features=["dat"], time="date")
     with pytest.raises(ValueError, match=r"no column\(s\) \['dat'\].*Did you mean 'date'\?"):
         csv_problem(path=path, target="y", time="dat")  # a mistyped time column: the dates are its fix
+
+
+def test_csv_labels_of_dates_read_by_a_format_keep_their_instant_and_fraction(tmp_path: Path) -> None:
+    """Labels written as the dates read (review): times with an offset are the instants in UTC they are read as,
+    said so ("+00:00", not a bare 23:00 of the day before), and fractions of a second are kept (100 ms steps had
+    one label for ten steps)."""
+    stamps = pd.date_range("2024-01-01", periods=400, freq="100ms")
+    fine = _write(tmp_path / "ms.csv", "t,y\n" + "".join(f"{t:%d.%m.%Y_%H:%M:%S.%f},{i % 5}\n"
+                                                         for i, t in enumerate(stamps)))
+    p = csv_problem(path=fine, target="y", time="t", time_format="%d.%m.%Y_%H:%M:%S.%f", lags=1)
+    assert list(p.time[:2]) == ["2024-01-01T00:00:00.100000", "2024-01-01T00:00:00.200000"]
+    assert len(set(p.time)) == len(p.time)
+    days = pd.date_range("2024-01-02", periods=400, freq="D")
+    offset = _write(tmp_path / "z.csv", "t,y\n" + "".join(f"{d:%d.%m.%Y}+00:00+0100,{i % 5}\n"
+                                                          for i, d in enumerate(days)))
+    p = csv_problem(path=offset, target="y", time="t", time_format="%d.%m.%Y+%H:%M%z", lags=1)
+    assert p.time[0] == "2024-01-02T23:00:00+00:00"  # 3 January 00:00 at +01:00
+
+
+def test_csv_sets_day_first_months_shared_by_sequences_read_as_months(tmp_path: Path) -> None:
+    """The reading that skips least is judged on the distinct dates: sequences of a long table share them, and on
+    the repeats every step 'skipped' in both readings, so sets kept month first, with false gap notes (review)."""
+    from pibench.data_loaders.csv_sets import csv_sets_problem
+
+    months = pd.date_range("1980-01-01", periods=240, freq="MS")
+    rows = "".join(f"{i},{d:%d/%m/%Y},{np.sin(k + i) + 0.1 * k}\n" for i in range(4) for k, d in enumerate(months))
+    p = csv_sets_problem(path=_write(tmp_path / "s.csv", "id,step,value\n" + rows), input_length=6, horizon=200)
+    assert "notes" not in p.metadata

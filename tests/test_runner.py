@@ -496,3 +496,12 @@ def test_a_task_in_this_process_tells_the_bar_how_far_its_fits_and_epochs_are():
     assert bar.shown[-1] == "fits 3/3"
     report("fits", 1, 1)  # nobody listens outside the block: nothing happens
     assert bar.shown[-1] == "fits 3/3"
+    import torch
+
+    from pibench.methods.sequence.train import train_network
+
+    heard = []  # the set models count their epochs as PA does: done, 1 to m (review: they told 0 to m - 1)
+    with listening(lambda stage, done, total: heard.append(f"{stage} {done}/{total}")):
+        train_network(torch.nn.Linear(3, 1), torch.randn(40, 3), torch.randn(40, 1), torch.nn.functional.mse_loss,
+                      epochs=3, lr=0.01, batch_size=10, seed=0)
+    assert heard == ["epochs 1/3", "epochs 2/3", "epochs 3/3"]

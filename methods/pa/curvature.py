@@ -1,6 +1,6 @@
 """The curvature solve of PA's intervals: g' A^+ g for every test gradient g, dense or matrix-free.
 
-A is the Gauss-Newton matrix of :mod:`pibench.methods.pa.intervals` (docs/guide/methods.md),
+A is the Gauss-Newton matrix of :mod:`pibench.methods.pa.intervals` (paper section 3.2),
 A = (1/n) sum_i sum_h J_ih J_ih' / sigma2_h over the R kept weights.
 
 * :class:`DenseCurvature` holds A^+ (R x R, from the eigendecomposition; rank-deficient

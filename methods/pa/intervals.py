@@ -1,4 +1,5 @@
-"""Asymptotic-normal prediction intervals for a sparse network (docs/guide/methods.md, paper §4).
+"""Asymptotic-normal prediction intervals for a sparse network (paper section 3.2 and
+its appendix on asymptotic normality).
 
 Setting: a network mu(x; beta) with Gaussian likelihood, trained and sparsified;
 gamma-hat = the kept (mask True) weights, R = their number, n = training size,
@@ -20,7 +21,7 @@ model; pruned entries are held fixed at exactly 0 (whatever the module stores).
   training residuals' covariance (the horizons' errors are correlated), and the quantile of the
   max of the correlated normal (:mod:`pibench.methods.pa.joint_band`).
 
-Normalisation (decided by the OLS test in tests/test_pa_intervals.py; as docs/guide/methods.md says). The paper's
+Normalisation (decided by the OLS test in tests/test_pa_intervals.py). The paper's
 §4 reads ``varsigma2/(n - R) + sigma2_hat`` with ``sigma2_hat = RSS/(n - R - 1)``. For a linear
 model mu = x'beta (R = p + 1 coefficients, intercept included, Hess mu = 0) one has
 A = X'X / (n sigma2_hat), so varsigma2(x0) = n sigma2_hat x0'(X'X)^{-1} x0 and

@@ -1,4 +1,4 @@
-"""Networks PA trains (docs/guide/methods.md): MLP (fesp), Elman RNN (order selection), LSTM (sets).
+"""Networks PA trains (paper section 5): MLP (fesp), Elman RNN (order selection), LSTM (sets).
 
 Each maps a batch of inputs to (m,) or (m, H) outputs, so that the PA trainer and
 the interval construction treat them alike.

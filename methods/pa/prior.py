@@ -1,4 +1,5 @@
-"""Mixture Gaussian (spike-and-slab) prior on every network weight (docs/guide/methods.md).
+"""Mixture Gaussian (spike-and-slab) prior on every network weight (paper section 4 and its
+appendix "Mixture Gaussian Prior").
 
     pi(b) = lam N(b; 0, s1) + (1 - lam) N(b; 0, s0),   0 < s0 < s1 (variances; s0 is the spike)
 

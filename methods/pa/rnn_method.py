@@ -1,6 +1,6 @@
 """PA with an Elman RNN on a single series: intervals plus autoregressive order selection.
 
-docs/guide/methods.md (order selection; paper section 5.2). The input at step t is the window
+Paper section 5.2 (order selection). The input at step t is the window
 of lags x_t = (y_{t-1}, ..., y_{t-k}); the RNN runs over subsequences of
 ``seq_len`` consecutive steps and its outputs after ``burn_in`` steps are fitted
 to y. Training samples are all subsequences of the training window; one
@@ -8,7 +8,7 @@ schedule unit is one iteration (a batch drawn at random). After sparsification,
 lag j is selected iff an input weight of lag j survives, and the hidden-to-hidden
 weights left are the "#hidden link" count (``diagnostics``). A prediction for
 step t runs the RNN over the last ``seq_len`` inputs ending at x_t, so the
-interval of docs/guide/methods.md applies with one observation per subsequence.
+interval of paper section 3.2 applies with one observation per subsequence.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Prior-annealing schedule of PA (docs/guide/methods.md); t counts epochs or iterations.
+"""Prior-annealing schedule of PA (paper section 4); t counts epochs or iterations.
 
     phase        | t range        | eta_t (prior weight)  | s0_t                          | temperature
     initial      | t < T1         | 0                     | s0_init                       | 0 (plain SGD)

@@ -1,4 +1,4 @@
-"""Stochastic gradient Hamiltonian Monte Carlo in momentum-SGD form (docs/guide/methods.md).
+"""Stochastic gradient Hamiltonian Monte Carlo in momentum-SGD form (paper section 4).
 
 Per parameter beta with gradient g = grad U(beta) (in ``.grad``; the trainer stores the
 per-sample negative log posterior gradient there), momentum m, step size lr, temperature

@@ -1,6 +1,6 @@
 """Effective structure of a sparsified network: drop kept weights that cannot reach the output.
 
-After thresholding (docs/guide/methods.md) some kept weights are dead: e.g. the incoming weights
+After thresholding (paper section 4) some kept weights are dead: e.g. the incoming weights
 and bias of a hidden unit whose every outgoing weight was pruned. They do not change
 the fitted function, but counting them inflates R (hence sigma2_hat), makes -Hess l_n
 singular, and in an RNN would count a lag as selected through a unit that feeds

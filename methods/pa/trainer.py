@@ -1,4 +1,4 @@
-"""PA training (docs/guide/methods.md; paper appendix "Computation"): prior annealing with SGHMC,
+"""PA training (paper section 4 and its appendix "Computation"): prior annealing with SGHMC,
 sparsification at the posterior-inclusion threshold, then refining the kept weights.
 
 Per-sample energy U = mean_i (y_i - mu_i)^2 / (2 sigma2) - eta_t log pi(beta) / n,
@@ -29,7 +29,7 @@ from pibench.methods.task_progress import report
 
 @dataclass(frozen=True)
 class PASettings:
-    """Training settings; defaults are the paper's fesp ones (docs/guide/methods.md)."""
+    """Training settings; defaults are the paper's fesp ones (its appendix on fesp)."""
 
     epochs: int = 300  # schedule units (epochs or iterations, see ``unit``)
     lr: float = 1e-3

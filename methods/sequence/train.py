@@ -99,7 +99,6 @@ def _train(net: nn.Module, xs: list[torch.Tensor], ys: list[torch.Tensor], loss_
     n = len(ys[0])
     history: list[list[float]] = [[] for _ in seeds]
     for epoch in range(epochs):
-        report("epochs", epoch, epochs)  # the epochs done
         if steps_per_epoch:
             orders = [torch.randint(n, (steps_per_epoch, batch_size), generator=g, device=device) for g in generators]
         else:
@@ -119,6 +118,7 @@ def _train(net: nn.Module, xs: list[torch.Tensor], ys: list[torch.Tensor], loss_
             total += losses.detach()
         for member, value in zip(history, total.tolist()):
             member.append(value / len(orders[0]))
+        report("epochs", epoch + 1, epochs)  # the runner's bar, where it listens
     if isinstance(net, _PaddingAware):
         net.padded = None
     net.to(torch.device("cpu"))

@@ -67,7 +67,9 @@ def conditional_figure(results: StoredResults, suite: str, dataset: str) -> Figu
     ax.set(xlabel="test steps ranked by volatility", ylabel="coverage (%)")
     ax.set_title(f"{dataset} ({suite}): coverage of the {results.nominal_percent:g}% intervals by volatility third"
                  + ("\n(no middle third: the volatilities take two values, so no step falls between the calm and the "
-                    "volatile one)" if len(thirds) < len(THIRDS) else ""), wrap=True)  # a long name breaks, not cut
+                    "volatile one)" if [c for c, _ in thirds] == ["coverage_vol_low", "coverage_vol_high"] else
+                    "\n(the volatility scale is constant: every step is in one third)" if len(thirds) == 1 else ""),
+                 wrap=True)  # a long name breaks, not cut
     ax.grid(alpha=0.3)
     legend_outside(fig, [ax])
     return fig
