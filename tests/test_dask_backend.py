@@ -14,8 +14,9 @@ from tests.test_device import tiny_suite
 
 distributed = pytest.importorskip("distributed")
 
-#: What a record may differ in between two runs of the same tasks: when, where and how long.
-RUN_FIELDS = {"started_at", "fit_seconds", "predict_seconds", "wall_seconds", "host"}
+#: What a record may differ in between two runs of the same tasks: when, where and how long (and so the checksum
+#: of its fields).
+RUN_FIELDS = {"started_at", "fit_seconds", "predict_seconds", "wall_seconds", "host", "fields_sha256"}
 
 
 def stored(results_dir):
