@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-#: stage ("refit", "epoch"), steps done, steps in all -> None
+#: stage ("fits", "epochs"), steps done, steps in all -> None
 Listener = Callable[[str, int, int], None]
 
 _LISTENER: ContextVar[Listener | None] = ContextVar("pibench_task_progress", default=None)

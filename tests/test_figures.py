@@ -321,6 +321,13 @@ def test_figures_over_several_levels_draw_no_one_levels_ci():
     fig = sets_figure(stored(runs), "sets", "covid")
     assert "90% CIs" not in axes_of(fig)[2].get_title() and "mean +/- std" in axes_of(fig)[2].get_title()
     close(fig)
+    sweep = [series_run("m", "s", "aci", f"gamma={g:g}", 1.6 + g) for g in (0, 0.01)]
+    sweep[0][0]["alpha"] = 0.2
+    for record, _ in sweep:  # each task's own CIs, as the summary carries them: never a row's band
+        record.update(coverage_ci_low=0.8, coverage_ci_high=0.95, mean_length_ci_low=1.0, mean_length_ci_high=4.0)
+    fig = gamma_sweep_figure(stored(sweep), "m", "s")
+    assert "bands" not in fig.get_suptitle() and not axes_of(fig)[0].collections
+    close(fig)
 
 
 def test_sets_figure_draws_widths_apart_by_orders_of_magnitude_on_a_log_scale():

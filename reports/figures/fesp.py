@@ -105,10 +105,10 @@ def gamma_sweep_figure(results: StoredResults, suite: str = "fesp", dataset: str
     ci = ["coverage_ci_low", "coverage_ci_high", "mean_length_ci_low", "mean_length_ci_high"]
     # the rows' 90% CIs (pibench.reports.statistics) as bands, where the results are of one level (the report
     # draws a figure per level; a sweep's means over several would have no CI of their own)
+    sweep = sweep.drop(columns=[c for c in ci if c in sweep])  # the summary's are each seed's, not the row's
     if len(results.alphas) == 1 and len(rows) and set(ci) <= set(rows):
         mine = rows[(rows["suite"] == suite) & (rows["dataset"] == dataset) & (rows["method"] == "aci")]
-        sweep = sweep.drop(columns=[c for c in ci if c in sweep]).merge(mine[["setting", *ci]], on="setting",
-                                                                         how="left")
+        sweep = sweep.merge(mine[["setting", *ci]], on="setting", how="left")
     fig, axes = new_figure(12, 3.4, 1, 3, sharex=True)
     positive = sweep.loc[sweep["gamma"] > 0, "gamma"]
     linthresh = float(positive.min()) if len(positive) else 1.0
