@@ -7,8 +7,21 @@ from pathlib import Path
 
 import pytest
 import torch
+from threadpoolctl import threadpool_limits
 
 from pibench.data_loaders.paths import DATA_ENV_VAR, DATASET_FILES
+
+
+def pytest_configure(config):
+    """A pytest-xdist worker takes its share of the cores for torch's and BLAS's threads (the cores over the
+    workers): each would take them all, and threads that outnumber the cores wait on each other's spinning. On 2
+    cores, tests/test_pa_intervals.py and tests/test_conditional_coverage.py took 165 s side by side (5.3 CPU
+    minutes) and 90 s (2.7) so; beside more load the LSTM curvature test took 693 s, 57 s alone."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if os.environ.get("PYTEST_XDIST_WORKER") and workers > 1:
+        threads = max(1, torch.get_num_threads() // workers)
+        torch.set_num_threads(threads)
+        threadpool_limits(threads)  # kept for the worker's life
 
 
 @pytest.fixture(scope="session")
