@@ -10,8 +10,9 @@ checkout or install). A method defined elsewhere is named by two things:
   came from them: every module of its top-level package loaded then (the module that defines
   it, and the package helpers it imported), and every module of the user's own
   (a file outside the standard library, site-packages and pibench: a sibling
-  ``my_helpers.py``) whose functions, classes or module the class reads, and those
-  such modules read in turn. Reading the files later would name whatever they hold
+  ``my_helpers.py``) whose functions, classes or module the class reads, or that an
+  ``import`` in its code names (one where a method uses it, imported or not yet), and
+  those such modules read or import in turn. Reading the files later would name whatever they hold
   then, which is how an edit after the import got the old code's numbers stored
   under the new code's name; a changed file is imported again before a run
   (:func:`reload_if_stale`). A module whose file was edited before the class was
@@ -285,6 +286,7 @@ class _CodeDigest:
         self.other_modules: set[str] = set()
         self.reading = ""  # the global (or class attribute) being read
         self.by_type: dict[str, str] = {}  # with read_data: global -> the type it was named by, its contents unread
+        self.imports: set[str] = set()  # modules its ``import`` statements may load (:func:`_imported_names`)
 
     def add(self, obj: object) -> None:
         if isinstance(obj, (staticmethod, classmethod)):
@@ -360,6 +362,7 @@ class _CodeDigest:
 
     def _code(self, code: types.CodeType) -> None:
         self.h.update(code.co_code + canonical_repr((code.co_names, code.co_varnames, code.co_freevars)).encode())
+        self.imports |= _imported_names(code, _package_of(self.module))
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 self._code(const)
@@ -483,28 +486,103 @@ def _library_roots() -> tuple[Path, ...]:
     return tuple(dict.fromkeys(Path(r).resolve() for r in roots))
 
 
-def _is_users_module(name: str) -> bool:
-    """A loaded module outside pibench with a source file outside :func:`_library_roots` (a script's
-    sibling ``my_helpers.py``, a package of the user's)."""
-    if name == "pibench" or name.startswith("pibench.") or not _has_file(name):
-        return False
-    path = Path(str(sys.modules[name].__file__)).resolve()
-    return not any(path.is_relative_to(root) for root in _library_roots())
+def _users_file(name: str) -> str | None:
+    """The source file of module ``name`` if it is the user's: outside pibench and :func:`_library_roots` (a
+    script's sibling ``my_helpers.py``, a package of the user's). A module not imported yet is found as an import
+    would find it (:func:`_spec_without_import`), never imported here; None for anything else."""
+    if name == "pibench" or name.startswith("pibench."):
+        return None
+    if name in sys.modules:
+        path = str(getattr(sys.modules[name], "__file__", None) or "") if _has_file(name) else ""
+    else:
+        spec = _spec_without_import(name)
+        path = str(getattr(spec, "origin", None) or "")
+    if not path.endswith(".py"):
+        return None
+    resolved = Path(path).resolve()
+    return None if any(resolved.is_relative_to(root) for root in _library_roots()) else path
 
 
-def _helper_modules(cls: type) -> list[str]:
-    """The user's modules (:func:`_is_users_module`) other than its own that ``cls``'s code reads a function,
-    class or module of, and those their globals refer to in turn (a module is read as a whole file)."""
+def _spec_without_import(name: str) -> importlib.machinery.ModuleSpec | None:
+    """The spec an import of ``name`` would load, found without importing it or its packages (a package not
+    imported yet is searched in its parent's folders); None if there is none."""
+    parent, _, _ = name.rpartition(".")
+    try:
+        if not parent:
+            return importlib.util.find_spec(name)
+        if parent in sys.modules:
+            folders = getattr(sys.modules[parent], "__path__", None)
+        else:
+            folders = getattr(_spec_without_import(parent), "submodule_search_locations", None)
+        return importlib.machinery.PathFinder.find_spec(name, list(folders)) if folders else None
+    except (ImportError, ValueError, AttributeError):
+        return None
+
+
+def _package_of(module: str, path: str | None = None) -> str:
+    """The package a relative import in ``module`` (its file ``path``, if not imported) starts from."""
+    loaded = getattr(sys.modules.get(module), "__package__", None)
+    if loaded is not None:
+        return loaded
+    return module if path is not None and Path(path).name == "__init__.py" else module.rpartition(".")[0]
+
+
+def _imported_names(code: types.CodeType, package: str) -> set[str]:
+    """The modules the ``import`` statements of ``code`` (not of the code objects it holds) may load, relative
+    ones resolved against ``package``: ``import a.b`` a and a.b, ``from .c import d`` the package's c and c.d (d
+    may be a module)."""
+    found: set[str] = set()
+    instructions = list(dis.get_instructions(code))
+    for i, instruction in enumerate(instructions):
+        if instruction.opname != "IMPORT_NAME":
+            continue
+        before = [x.argval for x in instructions[max(0, i - 2):i]]  # the level and the names from it
+        level = before[0] if len(before) == 2 and isinstance(before[0], int) else 0
+        names = before[-1] if before and isinstance(before[-1], tuple) else ()
+        try:
+            base = importlib.util.resolve_name("." * level + instruction.argval, package) if level else \
+                instruction.argval
+        except (ImportError, ValueError):
+            continue
+        parts = base.split(".")
+        found |= {".".join(parts[:k]) for k in range(1, len(parts) + 1)}
+        found |= {f"{base}.{n}" for n in names if n != "*"}
+    return found
+
+
+def _file_imports(name: str, path: str) -> set[str]:
+    """The modules every ``import`` of the file of module ``name`` may load, its functions' too (the helpers a
+    helper imports where it uses them)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            pending = [compile(Path(path).read_bytes(), path, "exec", dont_inherit=True)]
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    found: set[str] = set()
+    while pending:
+        code = pending.pop()
+        found |= _imported_names(code, _package_of(name, path))
+        pending += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return found
+
+
+def _helper_files(cls: type) -> list[tuple[str, str]]:
+    """(module, file) of the user's modules (:func:`_users_file`) other than its own that ``cls``'s code reads a
+    function, class or module of, or imports where it uses it (``from my_helpers import widen`` inside a method,
+    imported or not yet), and those these read or import in turn (a module is read as a whole file)."""
     digest = _CodeDigest(cls.__module__)
     digest.add(cls)
-    pending, found = sorted(digest.other_modules), set()
+    pending, found = sorted(digest.other_modules | digest.imports), {}
     while pending:
         name = pending.pop()
-        if name in found or name == cls.__module__ or not _is_users_module(name):
+        if name in found or name == cls.__module__ or (path := _users_file(name)) is None:
             continue
-        found.add(name)
-        pending += [m for m in map(_module_of, list(vars(sys.modules[name]).values())) if m is not None]
-    return sorted(found)
+        found[name] = path
+        if name in sys.modules:
+            pending += [m for m in map(_module_of, list(vars(sys.modules[name]).values())) if m is not None]
+        pending += sorted(_file_imports(name, path))
+    return sorted(found.items())
 
 
 def _functions(value: object, module: str, seen: set[type] | None = None) -> list[types.FunctionType]:
@@ -580,7 +658,7 @@ def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
         return ()
     files = _package_files(cls.__module__) if _defined_in_its_module_file(cls) else []
     try:
-        files += [(name, str(sys.modules[name].__file__)) for name in _helper_modules(cls)]
+        files += _helper_files(cls)
     except Exception:  # a class pibench cannot read is named by its own files and code
         pass
     snaps = []
@@ -589,8 +667,8 @@ def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
             source = Path(path).read_bytes()
         except OSError:
             continue
-        try:
-            runs_file = name == cls.__module__ or _runs_its_file(name, source)  # its own module is running now
+        try:  # its own module is running now; a helper not imported yet will run the file when imported
+            runs_file = name == cls.__module__ or name not in sys.modules or _runs_its_file(name, source)
         except Exception:  # a module pibench cannot read is named by its file still
             runs_file = True
         snaps.append(SourceSnapshot(name, path, source_digest(source), runs_file))
@@ -680,7 +758,7 @@ def reload_if_stale(cls: type) -> type | None:
     """If a file ``cls``'s code was read from has changed on disk, import its modules again (helpers
     first, then the modules of the class and its bases, base-most first; byte-code caches dropped so the
     new source is compiled) and return the new class of the same qualified name; None if nothing changed.
-    StaleSourceError if the code cannot be reloaded (a class of ``__main__``, a module gone from
+    StaleSourceError if the code cannot be reloaded (a class of ``__main__``, a module that defines it gone from
     ``sys.modules``, a new source that fails to import or no longer defines the method under its name)."""
     chain = snapshots(cls)
     stale = [s for s in chain if s.is_stale()]
@@ -698,12 +776,9 @@ def reload_if_stale(cls: type) -> type | None:
                 f"({module_name}) cannot be imported again: import the changed module again (importlib.reload) "
                 "and run the cell or script that defines the method again, or restart Python, so that the code "
                 "which runs is the code on disk.")
-    order = _dependency_order(sorted(set(files) - set(defining))) + defining
-    for module_name in order:
-        if module_name not in sys.modules:
-            raise StaleSourceError(f"{names} changed on disk after method {label!r} was loaded, and {module_name} "
-                                   "is no longer imported: restart Python so that the code which runs is the code "
-                                   "on disk.")
+    # a helper not imported (yet, as one imported where a method uses it, or again) is read from its file when it
+    # is: nothing of its old code runs
+    order = [m for m in _dependency_order(sorted(set(files) - set(defining))) if m in sys.modules] + defining
     for module_name in order:
         try:
             Path(importlib.util.cache_from_source(files[module_name])).unlink(missing_ok=True)  # a same-second edit

@@ -17,6 +17,7 @@ import pytest
 
 import pibench.methods.base as base
 from pibench import IntervalMethod, NotApplicable, RunNote, TasksFailed, load_results, register, run
+from pibench.methods import code_identity
 from pibench.methods.code_identity import method_code_identity
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -675,6 +676,62 @@ def test_an_edited_sibling_helper_module_is_new_code(plugin_project, jobs):
     assert first["plugin"]["my_helpers"] != second["plugin"]["my_helpers"]
     assert out["redone"][0].endswith("plugin source changed: my_helpers.py")
     assert any("reloaded method 'rolling_gauss': my_helpers.py changed on disk" in n for n in out["notes"])
+
+
+LAZY_METHOD = PLUGIN.replace("        half = WIDTH * norm.ppf",
+                             "        from my_helpers import widen  # where it is used\n"
+                             "        half = widen(1.0) * norm.ppf")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_helper_imported_inside_a_method_is_new_code_when_edited(plugin_project, jobs):
+    """A helper the method imports where it uses it (not imported yet when the class is created): its file is
+    part of the identity, so an edit of it runs the task again with the new code (its numbers were those of
+    before, stored under the new code's name)."""
+    (plugin_project / "my_helpers.py").write_text("def widen(x):\n    return 1.0 * x\n")
+    (plugin_project / "my_methods.py").write_text(LAZY_METHOD)
+    script = (LIVE_EDIT.replace("import mypi.rolling_gauss", "import my_methods, os")
+              .replace("path = mypi.rolling_gauss.__file__", "path = 'my_helpers.py'")
+              .replace('"WIDTH = 1.0", "WIDTH = 2.0"', '"1.0 * x", "2.0 * x"'))
+    out = json.loads(python(script, plugin_project, str(jobs)).strip().splitlines()[-1])
+    first, second = out["first"], out["second"]
+    assert second["mean_length"] == pytest.approx(2 * first["mean_length"], rel=1e-12)
+    assert set(first["plugin"]) == {"my_methods", "my_helpers", "my_methods:RollingGauss"}
+    assert first["plugin"]["my_helpers"] != second["plugin"]["my_helpers"]
+    assert out["redone"][0].endswith("plugin source changed: my_helpers.py")
+
+
+def test_a_helper_imported_inside_a_method_is_found_without_importing_it(tmp_path, monkeypatch):
+    """The files of a method's lazily imported helpers, a package's module among them (``from pkg import mod``,
+    a relative import), are found without importing them; library modules so imported are not the user's."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "deep.py").write_text("def f():\n    from . import deeper\n    return deeper.g()\n")
+    (tmp_path / "pkg" / "deeper.py").write_text("def g():\n    return 1.0\n")
+    (tmp_path / "lazy_cls.py").write_text(textwrap.dedent('''
+        from pibench import IntervalMethod
+
+        class Lazy(IntervalMethod):
+            name = "lazy_probe"
+            def fit(self, data, calibration=None):
+                import json, numpy.linalg
+                from pkg import deep
+                return deep.f()
+            def predict_interval(self, X):
+                raise NotImplementedError
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import lazy_cls  # noqa: F401  (defines the class; registers nothing)
+
+    try:
+        files = dict(code_identity._helper_files(sys.modules["lazy_cls"].Lazy))
+        assert set(files) == {"pkg", "pkg.deep", "pkg.deeper"}
+        assert not {"pkg.deep", "pkg.deeper"} & set(sys.modules)  # found, not imported
+        snapshot = {s.module: s for s in code_identity.take_snapshot(sys.modules["lazy_cls"].Lazy)}
+        assert snapshot["pkg.deeper"].runs_file and not snapshot["pkg.deeper"].is_stale()
+    finally:
+        for name in ("lazy_cls", "pkg"):
+            sys.modules.pop(name, None)
 
 
 def test_a_cells_global_set_after_the_class_is_new_code():
