@@ -177,7 +177,7 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
                             f"step {t_fit - problem.test_start + 1} of {n_test}",
                      "span": f"test steps {first}-{last} of {n_test}",
                      "anticipate": f"anticipate() of test steps {first}-{last} of {n_test}"}.get(stage) or \
-                f"test step {t - problem.test_start + 1} of {n_test} (row {t} of the series)"
+                f"test step {t - problem.test_start + 1} of {n_test} (time {problem.time[t]})"
             exc.add_note(f"method {method.name!r} at {where}")
             raise
         predict_s += time.perf_counter() - tic

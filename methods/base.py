@@ -86,6 +86,16 @@ class Interval:
                                  f"at index {where}): give finite bounds (+-inf for a side without one, as ACI "
                                  "does) and a finite point; a NaN often comes from a statistic of too few values "
                                  "(a std or a quantile of an empty window) or a division by zero.")
+        lower, upper, point = arrays
+        for name, wrong, sign in (("lower", np.isposinf(lower), "+inf"), ("upper", np.isneginf(upper), "-inf"),
+                                  ("point", np.isinf(point), "infinite")):
+            if wrong.any():
+                where = tuple(int(i) for i in np.argwhere(wrong)[0])
+                raise ValueError(f"the interval's {name} is {sign} at {int(wrong.sum())} of {wrong.size} point(s) "
+                                 f"(first at index {where}): give finite bounds (-inf as a lower bound and +inf as "
+                                 "an upper one for a side without one, as ACI does) and a finite point; an infinite "
+                                 "value often comes from an overflow (the exp of a large number) or a division by "
+                                 "zero.")
         for name, a in zip(("lower", "upper", "point"), arrays):
             object.__setattr__(self, name, a)
 

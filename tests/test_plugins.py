@@ -196,7 +196,9 @@ def test_a_failure_inside_the_protocol_names_the_method_and_the_test_step_in_the
     problem = ar_problem(n_train=200, n_test=50, seed=0)
     with pytest.raises(ValueError) as failed:
         run_series(problem, _LateNaN(), kind="online", window=100, retrain_every=25)
-    assert failed.value.__notes__ == ["method 'shaped_for_test' at test step 13 of 50 (row 212 of the series)"]
+    # the step's time as the stored predictions and the figures label it (a generated series counts its lags)
+    assert failed.value.__notes__ == [f"method 'shaped_for_test' at test step 13 of 50 (time {problem.time[212]})"]
+    assert problem.time[212] == 213
 
     class _RefitFails(_Shaped):
         def refit(self, data):
@@ -223,7 +225,7 @@ def test_a_failure_inside_the_protocol_names_the_method_and_the_test_step_in_the
     results = run(methods=["late_nan_for_record"], datasets=["ar1"], quick=True, results_dir=tmp_path / "r",
                   progress=False, errors="ignore")
     (line,) = results.run_report.failure_lines()
-    assert line.endswith("(method 'late_nan_for_record' at test step 13 of 500 (row 1012 of the series))"), line
+    assert line.endswith("(method 'late_nan_for_record' at test step 13 of 500 (time 1013))"), line
 
 
 def test_a_nan_bound_names_the_array_the_index_and_the_fix():
@@ -360,3 +362,15 @@ def test_register_refuses_what_is_no_method_and_names_that_read_as_two():
 
 def lambda_band(x):
     return x
+
+
+@pytest.mark.parametrize("bounds", [(np.inf, np.inf), (-np.inf, -np.inf), (0.0, np.inf, np.inf)],
+                         ids=["lower +inf", "upper -inf", "point inf"])
+def test_an_infinite_bound_on_the_wrong_side_or_an_infinite_point_is_refused(bounds):
+    """+inf as a lower bound or -inf as an upper one is no interval: its length was -inf and its interval score
+    NaN, which took the comparison's reference and made the MCS fail for every row of the dataset."""
+    lower, upper, *point = bounds
+    with pytest.raises(ValueError, match=r"is (\+inf|-inf|infinite) at 1 of 2 point\(s\) \(first at index \(0, 1\)\)"
+                                         r": give finite bounds \(-inf as a lower bound and \+inf as an upper one"):
+        Interval(np.array([[0.0, lower]]), np.array([[1.0, upper]]), np.array([[0.5, point[0] if point else 0.5]]))
+    Interval(np.array([[-np.inf]]), np.array([[np.inf]]), np.array([[0.0]]))  # ACI's whole line is one
