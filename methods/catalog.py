@@ -86,6 +86,26 @@ def import_method_file(path: str | Path) -> ModuleType:
     return module
 
 
+def command_line_source(method: str) -> tuple[str, str | None]:
+    """How a command line run would load ``method``, as this process has it: ("builtin", None) for pibench's
+    methods and installed plugins (the ``pibench.methods`` entry points), ("file", FILE) for a module of the
+    user's that ``--plugin FILE`` imports as it is named (one outside any package), ("python", None) for a class
+    only a Python call can run again (of a running script or notebook, or of the user's package), and ("unknown",
+    None) for a method not registered here."""
+    from pibench.methods.code_identity import is_pibench_class, users_file
+
+    cls = available_methods().get(method)
+    if cls is None:
+        return "unknown", None
+    module = cls.__module__
+    if is_pibench_class(cls) or any(ep.name == method for ep in entry_points(group=ENTRY_POINT_GROUP)):
+        return "builtin", None
+    path = users_file(module) if module != "__main__" else None
+    if path is not None and "." not in module and Path(path).stem == module:
+        return "file", path
+    return "python", None
+
+
 def available_methods() -> dict[str, type[IntervalMethod]]:
     """All methods by name (built-in and entry-point plugins), sorted."""
     import_builtin_methods()

@@ -486,7 +486,7 @@ def _library_roots() -> tuple[Path, ...]:
     return tuple(dict.fromkeys(Path(r).resolve() for r in roots))
 
 
-def _users_file(name: str) -> str | None:
+def users_file(name: str) -> str | None:
     """The source file of module ``name`` if it is the user's: outside pibench and :func:`_library_roots` (a
     script's sibling ``my_helpers.py``, a package of the user's). A module not imported yet is found as an import
     would find it (:func:`_spec_without_import`), never imported here; None for anything else."""
@@ -568,7 +568,7 @@ def _file_imports(name: str, path: str) -> set[str]:
 
 
 def _helper_files(cls: type) -> list[tuple[str, str]]:
-    """(module, file) of the user's modules (:func:`_users_file`) other than its own that ``cls``'s code reads a
+    """(module, file) of the user's modules (:func:`users_file`) other than its own that ``cls``'s code reads a
     function, class or module of, or imports where it uses it (``from my_helpers import widen`` inside a method,
     imported or not yet), and those these read or import in turn (a module is read as a whole file)."""
     digest = _CodeDigest(cls.__module__)
@@ -576,7 +576,7 @@ def _helper_files(cls: type) -> list[tuple[str, str]]:
     pending, found = sorted(digest.other_modules | digest.imports), {}
     while pending:
         name = pending.pop()
-        if name in found or name == cls.__module__ or (path := _users_file(name)) is None:
+        if name in found or name == cls.__module__ or (path := users_file(name)) is None:
             continue
         found[name] = path
         if name in sys.modules:

@@ -244,14 +244,15 @@ def rerun_command(suite: str, records: list[dict], results_dir: str | None = Non
     methods = sorted({str(r["method"]) for r in listed})
     datasets = sorted({str(r["dataset"]) for r in listed})
     levels = sorted({float(r["alpha"]) for r in listed if r.get("alpha") is not None})
-    if any(_of_this_session(r) for r in records):
+    plugins = _plugin_arguments(records)
+    if any(_of_this_session(r) for r in records) or plugins is None:
         named = repr(suite) if suite in builtin else f"<the file of suite {suite!r}>"
         arguments = [f"suite={named}", *([f"methods={methods!r}", f"datasets={datasets!r}", f"alpha={levels!r}"]
                                          if listed else []),
                      *(["quick=True"] if quick else []),
                      *([f"results_dir={str(results_dir)!r}"] if results_dir is not None else [])]
         return f"pibench.run({', '.join(arguments)})"
-    parts = ["pibench", "run", "--suite"]
+    parts = ["pibench", "run", *(["--plugin", *plugins] if plugins else []), "--suite"]
     parts.append(suite if suite in builtin else f"<the file of suite {suite!r}>")
     if listed:
         parts += ["--methods", *methods, "--datasets", *datasets]
@@ -261,6 +262,27 @@ def rerun_command(suite: str, records: list[dict], results_dir: str | None = Non
     if results_dir is not None:
         parts += ["--results-dir", str(results_dir)]
     return " ".join(p if p.startswith("<the file") else shlex.quote(p) for p in parts)
+
+
+def _plugin_arguments(records: list[dict]) -> list[str] | None:
+    """What ``--plugin`` must name for a command line to run ``records``' methods again: the files of those loaded
+    from a file of the user's (relative to the working folder where they are in it), a placeholder for a plugin
+    method not loaded in this process; None where only a Python call can run one (a class of the user's package
+    imported in Python)."""
+    from pibench.methods.catalog import command_line_source
+
+    files, unknown = [], []
+    for method in sorted({str(r["method"]) for r in records}):
+        kind, path = command_line_source(method)
+        if kind == "python":
+            return None
+        if kind == "file" and path is not None:
+            shown = Path(path)
+            files.append(str(shown.relative_to(Path.cwd()) if shown.is_relative_to(Path.cwd()) else shown))
+        elif kind == "unknown" and any((r.get("identity") or {}).get("plugin") for r in records
+                                       if r["method"] == method):
+            unknown.append(f"<the file that defines {method!r}>")
+    return sorted(set(files)) + unknown
 
 
 def config_keys(config: dict) -> tuple[str, str]:

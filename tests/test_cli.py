@@ -149,6 +149,35 @@ class LastPlusMinus(IntervalMethod):
 '''
 
 
+def test_the_command_that_reruns_rows_of_an_older_plugin_loads_the_plugin_and_runs_as_printed(tmp_path):
+    """After an edit and a rerun on one dataset, the run prints the command that brings the other rows level: it
+    named --methods cli_last_pm without --plugin, so pasted as printed it failed with "unknown method"."""
+    import re
+    import subprocess
+    import sys
+
+    (tmp_path / "cli_plugin.py").write_text(PLUGIN_FILE)
+    (tmp_path / "cli_width.py").write_text("def widen():\n    return 1.0\n")
+    run = [sys.executable, "-m", "pibench", "run", "--plugin", "cli_plugin.py", "--methods", "cli_last_pm",
+           "--quick", "--no-progress", "--results-dir", "r", "--datasets"]
+
+    def shell(*args: str) -> str:
+        done = subprocess.run([*args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    shell(*run, "ar", "nlar")
+    (tmp_path / "cli_width.py").write_text("def widen():\n    return 2.0\n")
+    printed = re.search(r"run them again with that code loaded: `(pibench run [^`]*)`", shell(*run, "nlar"))
+    assert printed, "no command printed"
+    command = printed.group(1)
+    assert command.startswith("pibench run --plugin cli_plugin.py --suite default --methods cli_last_pm --datasets "
+                              "ar1 ") and command.endswith(" --quick --results-dir r"), command
+    out = shell(sys.executable, "-m", *command.split())  # python -m pibench run ..., as printed
+    assert "ran 1, skipped 0" in out
+    assert "ran other code" not in shell(*run, "ar", "nlar")
+
+
 def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, monkeypatch):
     """``--plugin FILE.py`` imports the file (its helpers beside it) before the run; an edit of the helper is
     new code; a missing or broken file is one line."""

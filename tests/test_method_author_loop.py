@@ -967,8 +967,8 @@ def test_a_rerun_on_some_datasets_after_an_edit_says_which_rows_ran_older_code(p
     out = json.loads(python(PARTIAL_RERUN, plugin_project).strip().splitlines()[-1])
     expected = ("rolling_gauss (loop): the rows on a (default) ran other code than the code loaded now (plugin "
                 "source changed: mypi/rolling_gauss.py); to compare like with like, run them again with that code "
-                "loaded: `pibench run --suite <the file of suite 'loop'> --methods rolling_gauss --datasets a "
-                "--alpha 0.1 --results-dir r`")
+                "loaded: `pibench.run(suite=<the file of suite 'loop'>, methods=['rolling_gauss'], datasets=['a'], "
+                "alpha=[0.1], results_dir='r')`")  # a module of the user's package: --plugin cannot import it so
     assert expected in out["part"], out["part"]
     assert "_Rows of other code: " + expected in out["tables"]
     assert not [n for n in out["whole"] if "another version" in n] and "Rows of other code" not in out["whole_tables"]

@@ -180,12 +180,13 @@ def test_the_note_of_rows_of_other_code_by_hand():
                _record("t", "a", plugin=old)]  # suite t alone: one version, no note
     (line,) = mixed_code_notes(records, "v1")
     assert line == ("m (s): the rows on a (default) ran other code than its newest (plugin source changed: p.py); to "
-                    "compare like with like, run them again with that code loaded: `pibench run --suite <the file "
-                    "of suite 's'> --methods m --datasets a --alpha 0.1`")
+                    "compare like with like, run them again with that code loaded: `pibench run --plugin <the file "
+                    "that defines 'm'> --suite <the file of suite 's'> --methods m --datasets a --alpha 0.1`")
     (line,) = mixed_code_notes(records, "v1", plugins={"m": newer}, results_dir="r")
     assert line.startswith("m (s): its rows ran 2 versions of its code, none the one loaded now; run the rows on a "
-                           "(default), b (default) again with it loaded: `pibench run --suite <the file of suite 's'> "
-                           "--methods m --datasets a b --alpha 0.1 --results-dir r`")
+                           "(default), b (default) again with it loaded: `pibench run --plugin <the file that defines "
+                           "'m'> --suite <the file of suite 's'> --methods m --datasets a b --alpha 0.1 --results-dir "
+                           "r`")
     levels = [_record("s", "my series", plugin=old, alpha=0.2), _record("s", "my series", plugin=new, started="2027")]
     (line,) = mixed_code_notes(levels, "v1")
     assert "the rows on my series (default, alpha 0.2) ran" in line and "--datasets 'my series' --alpha 0.2`" in line
