@@ -136,6 +136,11 @@ def _of_shape(interval: object, shape: tuple[int, ...], method: IntervalMethod, 
     return interval
 
 
+def _time_label(problem: SeriesProblem, row: int) -> str:
+    """Row ``row``'s time as the stored predictions and the figures label it."""
+    return str(problem.time[row]) if problem.time is not None else str(row)
+
+
 def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> ProtocolOutput:
     """Offline (fit once) or online (refit every ``retrain_every`` steps on the last ``window``).
 
@@ -177,7 +182,7 @@ def run_series(problem: SeriesProblem, method: IntervalMethod, **protocol) -> Pr
                             f"step {t_fit - problem.test_start + 1} of {n_test}",
                      "span": f"test steps {first}-{last} of {n_test}",
                      "anticipate": f"anticipate() of test steps {first}-{last} of {n_test}"}.get(stage) or \
-                f"test step {t - problem.test_start + 1} of {n_test} (time {problem.time[t]})"
+                f"test step {t - problem.test_start + 1} of {n_test} (time {_time_label(problem, t)})"
             exc.add_note(f"method {method.name!r} at {where}")
             raise
         predict_s += time.perf_counter() - tic
