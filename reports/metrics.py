@@ -9,6 +9,10 @@ Conventions
   interval covers every finite target.
 * An *empty interval* is stored as ``lower == upper``; it covers only a target
   exactly equal to that value (bounds are inclusive) and has length 0.
+* A *crossed interval* (``lower > upper``, from a method that declares
+  ``may_cross``) covers nothing; its length is ``upper - lower``, negative (every
+  interval's length is upper - lower, as the paper's), and its interval score at least
+  ``(lower - upper)(2 / alpha - 1)``.
 * Mean length uses capped bounds; the count of infinite intervals is reported
   separately (as in AgACI, Zaffran et al. 2022). Capping replaces ``-inf``
   lower bounds by ``cap[0]`` and ``+inf`` upper bounds by ``cap[1]``. The
