@@ -12,8 +12,10 @@ How the rows become a problem (also in docs/tutorials/your-csv.md):
   2 January or 1 February) is an error asking for ``time_format`` (e.g.
   "%d/%m/%Y"). Text that is neither numbers nor dates, dates in several formats,
   missing or repeated times are errors; without ``time``, so is another column of
-  dates newest first (the file's order would run backwards); one of distinct dates out of order, or of whole
-  numbers named as times (``year``, :data:`TIME_NAMES`) counting down, is a note.
+  dates newest first (the file's order would run backwards), and one of distinct dates that go back at more
+  than :data:`SCRAMBLED_SHARE` of the steps where no column of dates runs forwards (shuffled rows); one of
+  distinct dates out of order at fewer, or of whole numbers named as times (``year``, :data:`TIME_NAMES`)
+  counting down, is a note.
 * one series of several: ``where`` keeps the rows whose columns hold the values
   it names (``where = { region = "north" }``). A file that may be in long format
   (a column of dates, most of them repeated, once per value of a column of text
@@ -169,6 +171,9 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
             "are used as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
 
 
+#: Distinct dates that go back at more than this share of the steps, where no column of dates runs forwards, are
+#: rows shuffled (an error); fewer (two rows swapped) are a note.
+SCRAMBLED_SHARE = 0.05
 #: Names of a column of whole numbers that count the rows' times (a year): one counting down the file is noted.
 TIME_NAMES = {"year", "yr", "time", "t", "step", "period", "date", "day", "week", "month", "quarter", "hour"}
 
@@ -183,6 +188,7 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
     dates tells the rows apart, where one may hold several series (:func:`_series_names`,
     :func:`_stacked_note`)."""
     forwards, disorder = None, None
+    scrambled: tuple[int, int, str] | None = None  # (steps back, steps, column) of the distinct dates out of order
     dated: dict[str, list[pd.Series]] = {}  # the columns of dates, each with its readings
     for name in frame.columns:
         column = frame[name]
@@ -209,6 +215,7 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
                 f"({dataset_entry('csv', {**given, 'time': str(name)})}), or reverse the file.")
         if disorder is None and readings and column.is_unique and all(e.any() for e in earlier):
             back = int(np.argmax(earlier[0])) + 1
+            scrambled = min(int(e.sum()) for e in earlier), len(column) - 1, str(name)
             disorder = (f"the column {name!r} holds distinct dates out of order (row {frame.index[back]}'s "
                         f"{column.iloc[back]!r} "
                         f"comes after {column.iloc[back - 1]!r}, rows counted from 0 under the header), and without "
@@ -217,6 +224,13 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
         forward = [r for r, d in zip(readings, steps) if (d > np.timedelta64(0)).all()]
         if forwards is None and forward:
             forwards = name, step_numbers(forward[0])
+    if scrambled is not None and forwards is None and scrambled[0] > SCRAMBLED_SHARE * scrambled[1]:
+        back, steps, name = scrambled
+        raise ValueError(f"{path}: the column {name!r} holds distinct dates that go back at {back} of the {steps} "
+                         "steps down the file (shuffled rows?), and no column of dates runs forwards; without time "
+                         "the rows are taken in file order, so the series would run scrambled. Order the rows by "
+                         f"it with time = {name!r} in a suite file ({dataset_entry('csv', {**given, 'time': name})}), "
+                         "or sort the file.")
     if not any(frame[name].is_unique for name in dated):  # no column of dates tells the rows apart: one series?
         for name, readings in dated.items():
             names = _series_names(frame, name, used)

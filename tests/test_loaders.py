@@ -333,6 +333,22 @@ def test_csv_rows_out_of_date_order_without_time_are_noted(tmp_path: Path) -> No
     assert "notes" not in csv_problem(path=cycles, target="y", lags=1).metadata
 
 
+def test_csv_rows_shuffled_without_time_are_refused_with_the_entry_that_orders_them(tmp_path: Path) -> None:
+    """Rows shuffled ran in file order with a note while the same file newest first was refused (dogfood): distinct
+    dates that go back at more than 5% of the steps, where no other column of dates runs forwards, are an error;
+    beside a column of dates that runs forwards (the rows' time), they are some other date, and the file loads."""
+    days = pd.Series(pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d"))
+    shuffled = days.sample(frac=1, random_state=0).tolist()
+    path = _write(tmp_path / "s.csv", "date,y\n" + "".join(f"{d},{i % 7}\n" for i, d in enumerate(shuffled)))
+    with pytest.raises(ValueError, match=r"the column 'date' holds distinct dates that go back at \d+ of the 399 "
+                                         r"steps down the file \(shuffled rows\?\).*time = 'date'"):
+        csv_problem(path=path, target="y")
+    assert len(csv_problem(path=path, target="y", time="date", lags=1).y) == 399  # ordered by time: runs
+    other = _write(tmp_path / "o.csv", "day,signed,y\n" + "".join(f"{d},{e},{i % 7}\n" for i, (d, e) in
+                                                                  enumerate(zip(days, shuffled))))
+    assert "notes" not in csv_problem(path=other, target="y").metadata  # 'day' orders the rows: 'signed' is data
+
+
 def _long_file(path: Path, order: str) -> Path:
     """Two series of 400 days in long format (a column of dates, one naming the series, the value): ``stacked``
     (north's rows, then south's), ``interleaved`` (by date, then region) or ``numbered`` (stacked, the series
