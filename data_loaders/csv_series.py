@@ -225,8 +225,8 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
         if forwards is None and forward:
             forwards = name, step_numbers(forward[0])
     if scrambled is not None and forwards is None and scrambled[0] > SCRAMBLED_SHARE * scrambled[1]:
-        back, steps, name = scrambled
-        raise ValueError(f"{path}: the column {name!r} holds distinct dates that go back at {back} of the {steps} "
+        back, count, name = scrambled
+        raise ValueError(f"{path}: the column {name!r} holds distinct dates that go back at {back} of the {count} "
                          "steps down the file (shuffled rows?), and no column of dates runs forwards; without time "
                          "the rows are taken in file order, so the series would run scrambled. Order the rows by "
                          f"it with time = {name!r} in a suite file ({dataset_entry('csv', {**given, 'time': name})}), "
