@@ -65,7 +65,7 @@ import sysconfig
 import tokenize
 import types
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 #: The class attribute that holds a class's own snapshots (read from ``cls.__dict__``: never inherited).
@@ -82,6 +82,9 @@ class SourceSnapshot:
     #: whether the loaded module ran that file's code (False: the file was edited after the module was imported,
     #: and the class was created later, as when a notebook runs a class cell again without importing its helper)
     runs_file: bool = True
+    #: whether the module was imported when the snapshot was taken (False: a helper a method imports where it uses
+    #: it, whose code is the file's when it is imported: :func:`snapshots`)
+    imported: bool = True
 
     @property
     def key(self) -> str:
@@ -519,6 +522,9 @@ def _spec_without_import(name: str) -> importlib.machinery.ModuleSpec | None:
         return None
 
 
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+
+
 def _package_of(module: str, path: str | None = None) -> str:
     """The package a relative import in ``module`` (its file ``path``, if not imported) starts from."""
     loaded = getattr(sys.modules.get(module), "__package__", None)
@@ -532,7 +538,9 @@ def _imported_names(code: types.CodeType, package: str) -> set[str]:
     ones resolved against ``package``: ``import a.b`` a and a.b, ``from .c import d`` the package's c and c.d (d
     may be a module)."""
     found: set[str] = set()
-    instructions = list(dis.get_instructions(code))
+    if _IMPORT_NAME not in code.co_code[::2]:  # no import here (the opcodes of 2-byte words): nothing to read
+        return found
+    instructions = [x for x in dis.get_instructions(code) if x.opname not in ("EXTENDED_ARG", "CACHE")]
     for i, instruction in enumerate(instructions):
         if instruction.opname != "IMPORT_NAME":
             continue
@@ -550,21 +558,30 @@ def _imported_names(code: types.CodeType, package: str) -> set[str]:
     return found
 
 
-def _file_imports(name: str, path: str) -> set[str]:
+def _file_imports(name: str, path: str) -> frozenset[str]:
     """The modules every ``import`` of the file of module ``name`` may load, its functions' too (the helpers a
-    helper imports where it uses them)."""
+    helper imports where it uses them); read once per version of the file."""
+    try:
+        stat = Path(path).stat()
+    except OSError:
+        return frozenset()
+    return _file_imports_of(name, path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_imports_of(name: str, path: str, mtime_ns: int, size: int) -> frozenset[str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             pending = [compile(Path(path).read_bytes(), path, "exec", dont_inherit=True)]
     except (OSError, SyntaxError, ValueError):
-        return set()
+        return frozenset()
     found: set[str] = set()
     while pending:
         code = pending.pop()
         found |= _imported_names(code, _package_of(name, path))
         pending += [c for c in code.co_consts if isinstance(c, types.CodeType)]
-    return found
+    return frozenset(found)
 
 
 def _helper_files(cls: type) -> list[tuple[str, str]]:
@@ -671,7 +688,7 @@ def take_snapshot(cls: type) -> tuple[SourceSnapshot, ...]:
             runs_file = name == cls.__module__ or name not in sys.modules or _runs_its_file(name, source)
         except Exception:  # a module pibench cannot read is named by its file still
             runs_file = True
-        snaps.append(SourceSnapshot(name, path, source_digest(source), runs_file))
+        snaps.append(SourceSnapshot(name, path, source_digest(source), runs_file, name in sys.modules))
     return tuple(snaps)
 
 
@@ -682,14 +699,44 @@ def _has_file(module_name: str) -> bool:
 
 def snapshots(cls: type) -> list[SourceSnapshot]:
     """The snapshots of ``cls`` and of its method base classes defined outside pibench, base-most first
-    (one per key: a subclass's, taken later, wins)."""
+    (one per key: a subclass's, taken later, wins). A helper not imported when the class was created (one a method
+    imports where it uses it) is its file as it is now if this process has not imported it (an import will read
+    that), or has imported that file's code; else it is stale."""
     found: dict[str, SourceSnapshot] = {}
     for klass in reversed(cls.__mro__):
         for snapshot in vars(klass).get(SNAPSHOT_ATTRIBUTE) or ():
             if isinstance(snapshot, SourceSnapshot):
                 found.pop(snapshot.key, None)
                 found[snapshot.key] = snapshot
-    return list(found.values())
+    return [_as_it_would_run(s) for s in found.values()]
+
+
+def _as_it_would_run(snapshot: SourceSnapshot) -> SourceSnapshot:
+    """``snapshot``, or for a module not imported here, its file now, and for a helper imported after the
+    snapshot, its file now, stale if the module does not run it (:func:`_runs_its_file`); unreadable: as
+    snapshotted."""
+    if snapshot.module == "__main__" or (snapshot.imported and snapshot.module in sys.modules):
+        return snapshot
+    try:
+        source = Path(snapshot.path).read_bytes()
+    except OSError:
+        return snapshot
+    try:
+        runs = snapshot.module not in sys.modules or _runs_its_file(snapshot.module, source)
+    except Exception:  # a module pibench cannot read is named by its file still
+        runs = True
+    return replace(snapshot, sha256=source_digest(source), runs_file=runs)
+
+
+def forget_loaded_helpers(cls: type) -> None:
+    """In a worker process, which may have imported an older version of a helper for an earlier run (loky keeps its
+    workers): drop ``cls``'s source modules from ``sys.modules``, so that an import inside the method reads the
+    file, whose digest the task's identity then names (:func:`snapshots`). The class itself, shipped by value, and
+    the functions it holds are not touched."""
+    for snapshot in list(vars(cls).get(SNAPSHOT_ATTRIBUTE) or ()) + [s for k in cls.__mro__[1:]
+                                                                    for s in vars(k).get(SNAPSHOT_ATTRIBUTE) or ()]:
+        if isinstance(snapshot, SourceSnapshot) and snapshot.module != "__main__":
+            sys.modules.pop(snapshot.module, None)
 
 
 def _own_classes(cls: type) -> list[type]:

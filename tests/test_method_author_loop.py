@@ -683,22 +683,63 @@ LAZY_METHOD = PLUGIN.replace("        half = WIDTH * norm.ppf",
                              "        half = widen(1.0) * norm.ppf")
 
 
+LAZY_EDIT = '''
+import json, sys
+import my_methods
+from pibench import run
+
+def rows(results):
+    return {r["seed"]: (r["mean_length"], r["identity"]["plugin"]) for r in results.records}
+
+jobs = int(sys.argv[1])
+first = rows(run("seeds.toml", jobs=jobs, results_dir="r", progress=False))
+edited = open("my_helpers.py").read().replace("1.0 * x", "2.0 * x")
+open("my_helpers.py", "w").write(edited)
+second = run("seeds.toml", jobs=jobs, results_dir="r", progress=False)
+print(json.dumps({"first": first, "second": rows(second), "redone": second.run_report.redone,
+                  "notes": second.run_report.notes}))
+'''
+
+
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_a_helper_imported_inside_a_method_is_new_code_when_edited(plugin_project, jobs):
     """A helper the method imports where it uses it (not imported yet when the class is created): its file is
-    part of the identity, so an edit of it runs the task again with the new code (its numbers were those of
-    before, stored under the new code's name)."""
+    part of the identity, so an edit of it runs the tasks again, with the new code also in workers that imported
+    the old one for the first run (loky keeps its workers: four seeds on two workers, each imports it)."""
     (plugin_project / "my_helpers.py").write_text("def widen(x):\n    return 1.0 * x\n")
     (plugin_project / "my_methods.py").write_text(LAZY_METHOD)
-    script = (LIVE_EDIT.replace("import mypi.rolling_gauss", "import my_methods, os")
-              .replace("path = mypi.rolling_gauss.__file__", "path = 'my_helpers.py'")
-              .replace('"WIDTH = 1.0", "WIDTH = 2.0"', '"1.0 * x", "2.0 * x"'))
-    out = json.loads(python(script, plugin_project, str(jobs)).strip().splitlines()[-1])
+    (plugin_project / "seeds.toml").write_text(SUITE.replace("seeds = [0]", "seeds = [0, 1, 2, 3]"))
+    out = json.loads(python(LAZY_EDIT, plugin_project, str(jobs)).strip().splitlines()[-1])
     first, second = out["first"], out["second"]
-    assert second["mean_length"] == pytest.approx(2 * first["mean_length"], rel=1e-12)
-    assert set(first["plugin"]) == {"my_methods", "my_helpers", "my_methods:RollingGauss"}
-    assert first["plugin"]["my_helpers"] != second["plugin"]["my_helpers"]
-    assert out["redone"][0].endswith("plugin source changed: my_helpers.py")
+    assert sorted(first) == sorted(second) == ["0", "1", "2", "3"]
+    for seed, (length, plugin) in second.items():
+        assert length == pytest.approx(2 * first[seed][0], rel=1e-12), seed
+        assert set(plugin) == {"my_methods", "my_helpers", "my_methods:RollingGauss"}
+        assert plugin["my_helpers"] != first[seed][1]["my_helpers"]
+    assert len(out["redone"]) == 4 and out["redone"][0].endswith("plugin source changed: my_helpers.py")
+
+
+def test_a_scripts_class_runs_a_helper_it_imports_where_it_uses_it_as_edited_before_the_first_run(plugin_project):
+    """A class of a script whose helper, imported where the method uses it, was edited before any run: the run
+    reads the file as it is (it was refused as an old copy loaded, which none was); run again, nothing reruns."""
+    (plugin_project / "my_helpers.py").write_text("def widen(x):\n    return 1.0 * x\n")
+    script = LAZY_METHOD + textwrap.dedent('''
+        import json
+        from pibench import run
+        open("my_helpers.py", "w").write("def widen(x):\\n    return 2.0 * x\\n")
+        first = run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
+        again = run("suite.toml", methods=["rolling_gauss"], results_dir="r", progress=False)
+        print(json.dumps([first.records[0]["mean_length"], len(again.run_report.executed), again.run_report.notes]))
+    ''')
+    length, reran, notes = json.loads(python(script, plugin_project).strip().splitlines()[-1])
+    assert reran == 0 and notes == []
+    reference = json.loads(python(PLUGIN.replace("WIDTH = 1.0", "WIDTH = 2.0") + textwrap.dedent('''
+        import json
+        from pibench import run
+        print(json.dumps(run("suite.toml", methods=["rolling_gauss"], results_dir="r2", progress=False)
+                         .records[0]["mean_length"]))
+    '''), plugin_project).strip().splitlines()[-1])
+    assert length == pytest.approx(reference, rel=1e-12)  # the edited helper's width
 
 
 def test_a_helper_imported_inside_a_method_is_found_without_importing_it(tmp_path, monkeypatch):
