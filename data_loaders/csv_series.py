@@ -13,7 +13,7 @@ How the rows become a problem (also in docs/tutorials/your-csv.md):
   "%d/%m/%Y"). Text that is neither numbers nor dates, dates in several formats,
   missing or repeated times are errors; without ``time``, so is another column of
   dates newest first (the file's order would run backwards), and one of distinct dates that go back at more
-  than :data:`SCRAMBLED_SHARE` of the steps where no column of dates runs forwards (shuffled rows); one of
+  than :data:`SCRAMBLED_SHARE` of the steps where no other column counts up the file (shuffled rows); one of
   distinct dates out of order at fewer, or of whole numbers named as times (``year``, :data:`TIME_NAMES`)
   counting down, is a note.
 * one series of several: ``where`` keeps the rows whose columns hold the values
@@ -171,7 +171,7 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
             "are used as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
 
 
-#: Distinct dates that go back at more than this share of the steps, where no column of dates runs forwards, are
+#: Distinct dates that go back at more than this share of the steps, where no other column counts up the file, are
 #: rows shuffled (an error); fewer (two rows swapped) are a note.
 SCRAMBLED_SHARE = 0.05
 #: Names of a column of whole numbers that count the rows' times (a year): one counting down the file is noted.
@@ -224,10 +224,11 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
         forward = [r for r, d in zip(readings, steps) if (d > np.timedelta64(0)).all()]
         if forwards is None and forward:
             forwards = name, step_numbers(forward[0])
-    if scrambled is not None and forwards is None and scrambled[0] > SCRAMBLED_SHARE * scrambled[1]:
+    if scrambled is not None and forwards is None and scrambled[0] > SCRAMBLED_SHARE * scrambled[1] and \
+            not _ordered_by_another(frame, [*used, scrambled[2]], dated):
         back, count, name = scrambled
         raise ValueError(f"{path}: the column {name!r} holds distinct dates that go back at {back} of the {count} "
-                         "steps down the file (shuffled rows?), and no column of dates runs forwards; without time "
+                         "steps down the file (shuffled rows?), and no other column counts up the file; without time "
                          "the rows are taken in file order, so the series would run scrambled. Order the rows by "
                          f"it with time = {name!r} in a suite file ({dataset_entry('csv', {**given, 'time': name})}), "
                          "or sort the file.")
@@ -239,6 +240,20 @@ def _check_not_backwards(frame: pd.DataFrame, used: list[str], path: Path, given
             if note:
                 return forwards, note
     return forwards, disorder
+
+
+def _ordered_by_another(frame: pd.DataFrame, used: list[str], dated: dict[str, list[pd.Series]]) -> bool:
+    """Whether a column other than ``used`` counts up the file (never down, more than one value): numbers (a step,
+    a year) or dates, repeats allowed (a date beside an hour): the rows' order, beside which dates out of order are
+    some other date."""
+    for name in frame.columns:
+        if name in used:
+            continue
+        values = frame[name]
+        candidates = dated.get(str(name), []) if not pd.api.types.is_numeric_dtype(values) else [values]
+        if any(c.is_monotonic_increasing and c.nunique() > 1 for c in candidates):
+            return True
+    return False
 
 
 def _check_roles(target: str, features: list[str], time: str | None, path: Path) -> None:

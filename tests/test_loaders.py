@@ -336,7 +336,8 @@ def test_csv_rows_out_of_date_order_without_time_are_noted(tmp_path: Path) -> No
 def test_csv_rows_shuffled_without_time_are_refused_with_the_entry_that_orders_them(tmp_path: Path) -> None:
     """Rows shuffled ran in file order with a note while the same file newest first was refused (dogfood): distinct
     dates that go back at more than 5% of the steps, where no other column of dates runs forwards, are an error;
-    beside a column of dates that runs forwards (the rows' time), they are some other date, and the file loads."""
+    beside a column of dates that runs forwards (the rows' time) or of numbers counting up (a step), they are some
+    other date, and the file loads."""
     days = pd.Series(pd.date_range("2020-01-01", periods=400).strftime("%Y-%m-%d"))
     shuffled = days.sample(frac=1, random_state=0).tolist()
     path = _write(tmp_path / "s.csv", "date,y\n" + "".join(f"{d},{i % 7}\n" for i, d in enumerate(shuffled)))
@@ -347,6 +348,10 @@ def test_csv_rows_shuffled_without_time_are_refused_with_the_entry_that_orders_t
     other = _write(tmp_path / "o.csv", "day,signed,y\n" + "".join(f"{d},{e},{i % 7}\n" for i, (d, e) in
                                                                   enumerate(zip(days, shuffled))))
     assert "notes" not in csv_problem(path=other, target="y").metadata  # 'day' orders the rows: 'signed' is data
+    stepped = _write(tmp_path / "n.csv", "step,revised,y\n" + "".join(f"{i + 1},{e},{i % 7}\n" for i, e in
+                                                                    enumerate(shuffled)))
+    (note,) = csv_problem(path=stepped, target="y").metadata["notes"]  # a count of steps orders them: a note
+    assert note.startswith("the column 'revised' holds distinct dates out of order")
 
 
 def _long_file(path: Path, order: str) -> Path:
