@@ -21,7 +21,9 @@ def pytest_configure(config):
     if os.environ.get("PYTEST_XDIST_WORKER") and workers > 1:
         threads = max(1, torch.get_num_threads() // workers)
         torch.set_num_threads(threads)
-        threadpool_limits(threads)  # kept for the worker's life
+        threadpool_limits(threads)  # the pools loaded now, kept for the worker's life
+        for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # those loaded later (scipy's
+            os.environ.setdefault(name, str(threads))  # own OpenBLAS, scikit-learn's OpenMP) and subprocesses
 
 
 @pytest.fixture(scope="session")
