@@ -23,6 +23,8 @@ from pibench.data_loaders.validation import did_you_mean
 from pibench.methods.base import IntervalMethod, register, registered_methods
 
 ENTRY_POINT_GROUP = "pibench.methods"
+#: {method: the file given to ``--plugin`` that registered it} (a class it imports from a module beside it too)
+PLUGIN_FILES: dict[str, str] = {}
 
 
 @functools.cache
@@ -79,17 +81,20 @@ def import_method_file(path: str | Path) -> ModuleType:
                          "run again.") from None
     after = registered_methods()
     holds = {id(value) for value in vars(module).values()}  # a file that imports registered classes from another
-    if not any(before.get(key) is not cls or id(cls) in holds for key, cls in after.items()):
+    defined = [key for key, cls in after.items() if before.get(key) is not cls or id(cls) in holds]
+    if not defined:
         sys.modules.pop(name, None)  # the file, once fixed, is imported afresh
         raise ValueError(f"--plugin {path}: the file registers no method; put @register (from pibench import "
                          "register) above your IntervalMethod class, with name = \"my_method\" in it.")
+    PLUGIN_FILES.update(dict.fromkeys(defined, str(path)))
     return module
 
 
 def command_line_source(method: str) -> tuple[str, str | None]:
     """How a command line run would load ``method``, as this process has it: ("builtin", None) for pibench's
-    methods and installed plugins (the ``pibench.methods`` entry points), ("file", FILE) for a module of the
-    user's that ``--plugin FILE`` imports as it is named (one outside any package), ("python", None) for a class
+    methods and installed plugins (the ``pibench.methods`` entry points), ("file", FILE) for the file ``--plugin``
+    imported it from, or a module of the user's that ``--plugin FILE`` imports as it is named (one outside any
+    package), ("python", None) for a class
     only a Python call can run again (of a running script or notebook, or of the user's package), and ("unknown",
     None) for a method not registered here."""
     from pibench.methods.code_identity import is_pibench_class, users_file
@@ -100,6 +105,8 @@ def command_line_source(method: str) -> tuple[str, str | None]:
     module = cls.__module__
     if is_pibench_class(cls) or any(ep.name == method for ep in entry_points(group=ENTRY_POINT_GROUP)):
         return "builtin", None
+    if method in PLUGIN_FILES:
+        return "file", PLUGIN_FILES[method]
     path = users_file(module) if module != "__main__" else None
     if path is not None and "." not in module and Path(path).stem == module:
         return "file", path
