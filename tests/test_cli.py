@@ -266,3 +266,25 @@ def test_a_repeated_list_option_adds_to_it_rather_than_replacing_it():
         ["aci", "autoreg", "oracle"], ["a.py", "b.py"], [0, 1], [0.1, 0.2], ["ar", "nlar"])
     report = parser.parse_args(["report", "--methods", "aci", "--methods", "autoreg", "--suites", "a", "--suites", "b"])
     assert (report.methods, report.suites) == (["aci", "autoreg"], ["a", "b"])
+
+
+def test_a_method_a_plugin_file_registers_from_a_module_beside_it_is_loaded_by_that_file(tmp_path, monkeypatch):
+    """``--plugin run_c.py`` whose class is defined in ``lib_c.py`` (which registers nothing): a printed command
+    must name run_c.py, which registers it (it named lib_c.py, which --plugin refuses)."""
+    import sys
+
+    import pibench.methods.base as base
+    from pibench.methods.catalog import command_line_source, import_method_file
+
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    (tmp_path / "lib_c_beside.py").write_text(PLUGIN_FILE.replace("@register\n", "").replace("cli_last_pm", "cli_c")
+                                              .replace("from cli_width import widen", "widen = lambda: 1.0"))
+    (tmp_path / "run_c_beside.py").write_text("from pibench import register\nfrom lib_c_beside import LastPlusMinus\n"
+                                              "register(LastPlusMinus)\n")
+    try:
+        import_method_file(tmp_path / "run_c_beside.py")
+        assert command_line_source("cli_c") == ("file", str(tmp_path / "run_c_beside.py"))
+    finally:
+        base._REGISTRY.pop("cli_c", None)
+        for name in ("lib_c_beside", "run_c_beside"):
+            sys.modules.pop(name, None)
