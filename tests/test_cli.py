@@ -174,8 +174,7 @@ def test_the_command_that_reruns_rows_of_an_older_plugin_loads_the_plugin_and_ru
     assert command.startswith("pibench run --plugin cli_plugin.py --suite default --methods cli_last_pm --datasets "
                               "ar1 ") and command.endswith(" --quick --results-dir r"), command
     out = shell(sys.executable, "-m", *command.split())  # python -m pibench run ..., as printed
-    assert "ran 1, skipped 0" in out
-    assert "ran other code" not in shell(*run, "ar", "nlar")
+    assert "ran 1, skipped 0" in out and "ran other code" not in out
 
 
 def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, monkeypatch):
