@@ -9,9 +9,9 @@ cloudpickle: its module's functions and classes travel as code, pibench and othe
 libraries by reference. pibench's own methods go by name, as the worker's pibench
 is checked against the run's code version.
 
-A worker forgets the modules of the class's files it imported for an earlier run
-(:func:`~pibench.methods.code_identity.forget_loaded_helpers`): a helper the method
-imports where it uses it is then read from its file, which the task's identity names.
+A worker forgets the helpers a method imports where it uses it that it imported for an
+earlier run (:func:`~pibench.methods.code_identity.forget_lazy_helpers`): the method's
+import then reads the file, which the task's identity names.
 
 This pickle never touches a disk: it goes from the parent to its own workers, like
 every joblib argument. Unpickled in the process that pickled it (dask's client does
@@ -30,7 +30,7 @@ import weakref
 
 import cloudpickle
 
-from pibench.methods.code_identity import forget_loaded_helpers, is_pibench_class, snapshots
+from pibench.methods.code_identity import forget_lazy_helpers, is_pibench_class, snapshots
 
 
 def _dumps_by_value(cls: type) -> bytes:
@@ -77,7 +77,7 @@ def _rebuild(payload: bytes, origin: tuple[int, str] | None = None, key: int = 0
     original = _PICKLED_HERE.get(key) if origin == (os.getpid(), _ORIGIN[1]) else None
     if original is None:  # a worker: what it imported of the class's modules for an earlier run may be older code
         original = pickle.loads(payload)
-        forget_loaded_helpers(original)
+        forget_lazy_helpers(original)
     shipped = ShippedClass(original)
     shipped._payload = payload
     return shipped

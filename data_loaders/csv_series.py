@@ -247,7 +247,7 @@ def _ordered_by_another(frame: pd.DataFrame, used: list[str], dated: dict[str, l
     a year) or dates, repeats allowed (a date beside an hour): the rows' order, beside which dates out of order are
     some other date."""
     for name in frame.columns:
-        if name in used:
+        if name in used or pd.api.types.is_bool_dtype(frame[name]):  # flags (False..., True...) count nothing
             continue
         values = frame[name]
         candidates = dated.get(str(name), []) if not pd.api.types.is_numeric_dtype(values) else [values]

@@ -699,9 +699,8 @@ def _has_file(module_name: str) -> bool:
 
 def snapshots(cls: type) -> list[SourceSnapshot]:
     """The snapshots of ``cls`` and of its method base classes defined outside pibench, base-most first
-    (one per key: a subclass's, taken later, wins). A helper not imported when the class was created (one a method
-    imports where it uses it) is its file as it is now if this process has not imported it (an import will read
-    that), or has imported that file's code; else it is stale."""
+    (one per key: a subclass's, taken later, wins), a helper not imported when the class was created as it would
+    run now (:func:`_as_it_would_run`)."""
     found: dict[str, SourceSnapshot] = {}
     for klass in reversed(cls.__mro__):
         for snapshot in vars(klass).get(SNAPSHOT_ATTRIBUTE) or ():
@@ -712,10 +711,10 @@ def snapshots(cls: type) -> list[SourceSnapshot]:
 
 
 def _as_it_would_run(snapshot: SourceSnapshot) -> SourceSnapshot:
-    """``snapshot``, or for a module not imported here, its file now, and for a helper imported after the
-    snapshot, its file now, stale if the module does not run it (:func:`_runs_its_file`); unreadable: as
-    snapshotted."""
-    if snapshot.module == "__main__" or (snapshot.imported and snapshot.module in sys.modules):
+    """``snapshot``; for a helper not imported when it was taken (one a method imports where it uses it), its file
+    now, stale if this process imported that module and it does not run the file (:func:`_runs_its_file`). A
+    module imported then is named as it was: its code is what runs, here or shipped to a worker by value."""
+    if snapshot.module == "__main__" or snapshot.imported:
         return snapshot
     try:
         source = Path(snapshot.path).read_bytes()
@@ -728,15 +727,15 @@ def _as_it_would_run(snapshot: SourceSnapshot) -> SourceSnapshot:
     return replace(snapshot, sha256=source_digest(source), runs_file=runs)
 
 
-def forget_loaded_helpers(cls: type) -> None:
+def forget_lazy_helpers(cls: type) -> None:
     """In a worker process, which may have imported an older version of a helper for an earlier run (loky keeps its
-    workers): drop ``cls``'s source modules from ``sys.modules``, so that an import inside the method reads the
-    file, whose digest the task's identity then names (:func:`snapshots`). The class itself, shipped by value, and
-    the functions it holds are not touched."""
-    for snapshot in list(vars(cls).get(SNAPSHOT_ATTRIBUTE) or ()) + [s for k in cls.__mro__[1:]
-                                                                    for s in vars(k).get(SNAPSHOT_ATTRIBUTE) or ()]:
-        if isinstance(snapshot, SourceSnapshot) and snapshot.module != "__main__":
-            sys.modules.pop(snapshot.module, None)
+    workers): drop from ``sys.modules`` the helpers of ``cls`` not imported when it was created (imported where a
+    method uses them), so that the method's import reads the file, whose digest the task's identity names
+    (:func:`snapshots`). The modules imported then travel with the class, by value, and are left alone."""
+    for klass in cls.__mro__:
+        for snapshot in vars(klass).get(SNAPSHOT_ATTRIBUTE) or ():
+            if isinstance(snapshot, SourceSnapshot) and not snapshot.imported and snapshot.module != "__main__":
+                sys.modules.pop(snapshot.module, None)
 
 
 def _own_classes(cls: type) -> list[type]:
