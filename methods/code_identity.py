@@ -40,7 +40,12 @@ checkout or install). A method defined elsewhere is named by two things:
   the contents of other mutable objects (an object's attributes), code
   reached only through such objects, and a helper module's plain global edited in its
   file without importing it again (a module may set its own globals as it runs, so they
-  are not compared).
+  are not compared). A helper a method imports where it uses it is read from its file
+  in a worker when it was not imported as the class was created
+  (:func:`forget_lazy_helpers`); one imported then, and imported again inside the
+  method, is the worker's copy, which may be older where loky kept the worker from an
+  earlier run (its package's own modules are not dropped: they would register the
+  method again).
 
 A changed helper file is imported again in the order the helpers import each other.
 """
