@@ -94,9 +94,8 @@ def command_line_source(method: str) -> tuple[str, str | None]:
     """How a command line run would load ``method``, as this process has it: ("builtin", None) for pibench's
     methods and installed plugins (the ``pibench.methods`` entry points), ("file", FILE) for the file ``--plugin``
     imported it from, or a module of the user's that ``--plugin FILE`` imports as it is named (one outside any
-    package), ("python", None) for a class
-    only a Python call can run again (of a running script or notebook, or of the user's package), and ("unknown",
-    None) for a method not registered here."""
+    package), ("python", None) for a class only a Python call can run again (of a running script or notebook, or
+    of the user's package), and ("unknown", None) for a method not registered here."""
     from pibench.methods.code_identity import is_pibench_class, users_file
 
     cls = available_methods().get(method)
