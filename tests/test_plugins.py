@@ -46,7 +46,9 @@ def plugin(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     ep = EntryPoint(name="last_value", value="pibench_plugin_demo:LastValue", group=catalog.ENTRY_POINT_GROUP)
     monkeypatch.setattr(catalog, "entry_points", lambda group: [ep] if group == catalog.ENTRY_POINT_GROUP else [])
+    catalog._entry_points_on.cache_clear()  # read once per sys.path: read them again, this test's
     yield
+    catalog._entry_points_on.cache_clear()
     base._REGISTRY.pop("last_value", None)
 
 
