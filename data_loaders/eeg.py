@@ -11,7 +11,8 @@ each, the paper's counts. 17 TEST trials are value-for-value identical to the
 TRAIN trial of the same subject and number (in the raw UCI files too); the paper
 keeps them, and so does the default. ``drop_duplicate_trials = True`` leaves them
 out of the test set (283 trials, 18,112 sequences), so that no test sequence was
-also trained on.
+also trained on. ``max_trials`` keeps the first trials of each split only: a smoke
+run's size (the GPU suites' CPU dry run, :mod:`pibench.benchmarks.tiny_suite`).
 
 ``calibration_split = "trial"`` puts whole TRAIN trials (all their channels) in
 calibration instead of single sequences: the channels of one trial move together,
@@ -62,6 +63,7 @@ def eeg_problem(
     calibration_fraction: float = 0.2,
     drop_duplicate_trials: bool = False,
     calibration_split: str = "sequence",
+    max_trials: int | None = None,
 ) -> SetProblem:
     """Control-subject EEG sequences; see the module docstring."""
     if input_length < 1 or horizon < 1:
@@ -70,12 +72,17 @@ def eeg_problem(
         raise ValueError(f"calibration_fraction={calibration_fraction} must lie in (0, 1).")
     if calibration_split not in ("sequence", "trial"):
         raise ValueError(f'calibration_split={calibration_split!r}; use "sequence" (the paper\'s) or "trial".')
+    if max_trials is not None and max_trials < 2:
+        raise ValueError(f"max_trials={max_trials}: keep at least 2 trials per split (calibration needs one), "
+                         "or leave it out for all of them.")
     path = locate("eeg", data_dir)
     with np.load(path, allow_pickle=False) as z:
         train, test = _split(z, "train", path), _split(z, "test", path)
     duplicated = _duplicated_in(train, test) if drop_duplicate_trials else np.zeros(len(test["trial"]), bool)
     keep_test = (test["subject_class"] == "c") & ~duplicated
-    train_values = train["values"][train["subject_class"] == "c"]
+    if max_trials is not None:
+        keep_test[np.flatnonzero(keep_test)[max_trials:]] = False
+    train_values = train["values"][train["subject_class"] == "c"][:max_trials]
     test_values = test["values"][keep_test]
     if not len(train_values) or not len(test_values):
         raise ValueError(f"{path}: no control-subject trial (subject_class 'c') in one of the splits.")
@@ -107,5 +114,5 @@ def eeg_problem(
         clusters=clusters,
         metadata={"source": str(path), "train_trials": len(train_values), "test_trials": len(test_values),
                   "drop_duplicate_trials": drop_duplicate_trials, "calibration_split": calibration_split,
-                  "dropped_duplicate_test_trials": int(((test["subject_class"] == "c") & ~keep_test).sum())},
+                  "dropped_duplicate_test_trials": int(((test["subject_class"] == "c") & duplicated).sum())},
     )

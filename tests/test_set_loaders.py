@@ -96,6 +96,13 @@ def test_eeg_has_the_papers_counts_and_drops_duplicates_on_request(shared_data_d
         control = z["test_subject_class"] == "c"
         assert clusters[0, 0] == f"{z['test_subject'][control][0]} trial {z['test_trial'][control][0]}"
     assert len(set(deduplicated.test_clusters)) == 283
+    # a smoke run's size: the first trials of each split, their sequences as in the whole set
+    small = eeg_problem(data_dir=shared_data_dir, max_trials=6, drop_duplicate_trials=True)
+    assert (small.train.n + small.calibration.n, small.test.n) == (6 * 64, 6 * 64)
+    assert small.metadata["dropped_duplicate_test_trials"] == 17 and small.metadata["test_trials"] == 6
+    np.testing.assert_allclose(small.test.y, deduplicated.test.y[:6 * 64])
+    with pytest.raises(ValueError, match="max_trials=1: keep at least 2"):
+        eeg_problem(data_dir=shared_data_dir, max_trials=1)
 
 
 def test_eeg_calibration_by_trial_holds_out_whole_trials(shared_data_dir):
