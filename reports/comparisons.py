@@ -47,8 +47,14 @@ a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
   some of ten equal rows over 365 days 30% (AR(1) 0.5); this one 10-13% (four rows 14%) and 11-12%, 48
   rows over 365 days 12-13% (AR(1) 0.5; 16-17% at AR(1) 0.9, with either rule's terms), two bands under a
   stochastic volatility (above) 13-15% (25% and 22% with Lazarus et al.'s terms). Exchangeable sequences
-  keep arch's MCS with the i.i.d. bootstrap, and so does a series whose EWC variance of some pair is
-  rounding only.
+  take Hansen et al.'s bootstrap (:func:`bootstrap_mcs`: i.i.d. draws of the units, each pair's variance the
+  bootstrap variance of its mean difference), and so does a series whose EWC variance of some pair is rounding
+  only (stationary blocks). Its p-values count the draws at least as large as the observed statistic: arch's
+  ``MCS`` counts those larger, which on the lattice law of rows that differ at a few sequences dropped a row
+  whose two-row p-value is 0.63 (0.07), and it raised on rows of equal mean loss.
+* Rows whose losses differ by the same amount at every unit, to :data:`ROUNDING` of their magnitude (the same
+  band computed two ways), are one row or a dominated one (:func:`_degenerate_pairs`), and DM is exact for them:
+  rounding noise is no evidence, and its variance is too small to divide by.
 """
 
 from __future__ import annotations
@@ -57,11 +63,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from arch.bootstrap import MCS
 from scipy.fft import dct
 from scipy.stats import t as student_t
 
 from pibench.reports.bootstrap_ci import block_length
+from pibench.reports.metrics import ROUNDING
 
 #: The MCS keeps the rows whose elimination p-value exceeds 1 - MCS_LEVEL.
 MCS_LEVEL = 0.9
@@ -136,7 +142,8 @@ def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = T
     mean = float(d.mean()) if n else math.nan
     if n < MIN_UNITS:  # one or two units are no evidence either way: no test
         return DieboldMariano(mean, math.nan, math.nan, math.nan, math.nan, n, 0)
-    if np.ptp(d) == 0:  # the same difference at every unit: exact
+    if _constant(d, loss, reference):  # the same difference at every unit (to rounding): exact
+        mean = 0.0 if abs(mean) <= _tolerance(loss, reference) else mean
         return DieboldMariano(mean, mean, mean, 0.0 if mean == 0 else math.copysign(math.inf, mean),
                               1.0 if mean == 0 else 0.0, n, n - 1)
     se, degrees = mean_standard_error(d, dependent)
@@ -146,21 +153,32 @@ def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = T
     return DieboldMariano(mean, mean - half, mean + half, float(statistic), p, n, degrees)
 
 
+def _tolerance(*losses: np.ndarray) -> float:
+    """:data:`ROUNDING` of the largest finite magnitude among ``losses``: differences below it are rounding."""
+    finite = [np.abs(x[np.isfinite(x)]) for x in map(np.asarray, losses)]
+    return ROUNDING * max((float(f.max()) for f in finite if f.size), default=0.0)
+
+
+def _constant(d: np.ndarray, *losses: np.ndarray) -> bool:
+    """Whether the differences ``d`` of ``losses`` are one value at every unit, to rounding."""
+    return bool(np.ptp(d) <= _tolerance(*losses))
+
+
 def _degenerate_pairs(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For the columns of ``losses`` (n, k): each column's representative among exact duplicates (the
-    first of them), and which columns are worse than another by the same amount at every unit. Their loss
-    differences have zero variance, which the MCS statistic divides by."""
+    """For the columns of ``losses`` (n, k): each column's representative among duplicates (the first of them;
+    equal to rounding), and which columns are worse than another by the same amount at every unit. Their loss
+    differences have no variance but rounding, which the MCS statistic divides by."""
     k = losses.shape[1]
     representative, dominated = np.arange(k), np.zeros(k, dtype=bool)
     for j in range(k):
         for i in range(j):
             d = losses[:, j] - losses[:, i]
-            if np.ptp(d) != 0:
+            if not _constant(d, losses[:, i], losses[:, j]):
                 continue
-            if d[0] == 0:
+            if abs(d.mean()) <= _tolerance(losses[:, i], losses[:, j]):
                 representative[j] = representative[i]
             else:
-                dominated[j if d[0] > 0 else i] = True
+                dominated[j if d.mean() > 0 else i] = True
     return representative, dominated
 
 
@@ -200,15 +218,7 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, reps: int = MCS_REPS,
     if (_pair_variances(covariance)[pairs] <= 1e-12 * _pair_variances(np.cov(x, rowvar=False))[pairs]).any():
         return None
     observed = _pair_statistics(np.sqrt(n) * x.mean(axis=0), covariance)  # as the draws: sqrt(n) times the mean
-    # the elimination order follows from the observed statistics alone (the row worst against some other
-    # leaves first); only where it stops depends on the law, so each step's p-value is read off the same draws
-    eliminated, statistics, alive = [], [], list(range(k))
-    while len(alive) > 1:
-        sub = observed[np.ix_(alive, alive)]
-        statistics.append(float(np.abs(sub).max()))
-        eliminated.append(alive.pop(int(np.argmax(sub.max(axis=1)))))
-    last_first = alive + eliminated[::-1]  # each step's set: the leading rows of this order
-    sizes = np.arange(k, 1, -1)  # the set's size at each step
+    steps = Elimination.of(observed)
     # draws of (mean, EWC covariance) under equal means: N(0, Omega) and the mean of nu outer products of
     # N(0, Omega) vectors (a factor A with A A' = Omega; scale cancels in every t). Omega is the EWC estimate
     # from at least 2k cosine terms: with fewer than k its rank is below k, the simulated contrasts share too
@@ -217,20 +227,91 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, reps: int = MCS_REPS,
     keep = eigenvalues > 1e-12 * eigenvalues.max()
     factor = vectors[:, keep] * np.sqrt(eigenvalues[keep])  # (k, r)
     rng = np.random.default_rng(seed)
-    below = np.tril(np.ones((k, k), dtype=bool), -1)
     exceed = np.zeros(k - 1)
     for start in range(0, reps, chunk):
         m = min(chunk, reps - start)
         means = rng.standard_normal((m, factor.shape[1])) @ factor.T  # (m, k)
         transforms = rng.standard_normal((m, nu, factor.shape[1])) @ factor.T  # (m, nu, k)
         draws = np.einsum("rvi,rvj->rij", transforms, transforms) / nu  # (m, k, k)
-        simulated = np.abs(_pair_statistics(means, draws))[:, last_first][:, :, last_first]
+        exceed += steps.exceedances(_pair_statistics(means, draws))
+    return steps.p_values(exceed / reps)
+
+
+@dataclass(frozen=True)
+class Elimination:
+    """Hansen, Lunde & Nason's elimination with the range statistic, from the observed t_ij (k, k): the rows in
+    the order they leave (the row worst against some other first) and the statistic T_R = max |t_ij| over the
+    set at each step. The order follows from the observed statistics alone; only where it stops depends on the
+    law, so each step's p-value is read off the same draws."""
+
+    eliminated: tuple[int, ...]
+    statistics: np.ndarray  # (k - 1,) T_R over the set of each step
+    last_first: tuple[int, ...]  # each step's set: the leading rows of this order
+
+    @classmethod
+    def of(cls, observed: np.ndarray) -> Elimination:
+        eliminated, statistics, alive = [], [], list(range(len(observed)))
+        while len(alive) > 1:
+            sub = observed[np.ix_(alive, alive)]
+            statistics.append(float(np.abs(sub).max()))
+            eliminated.append(alive.pop(int(np.argmax(sub.max(axis=1)))))
+        return cls(tuple(eliminated), np.asarray(statistics), tuple(alive + eliminated[::-1]))
+
+    def exceedances(self, simulated: np.ndarray) -> np.ndarray:
+        """(k - 1,) how many of the draws of t_ij (m, k, k) have a range statistic over each step's set at least
+        the observed one (ties count, to rounding: a lattice law keeps its atom)."""
+        k = len(self.last_first)
+        order = list(self.last_first)
+        ordered = np.abs(simulated)[:, order][:, :, order]
         # the maximum over each leading block: each row's maximum against the rows before it, accumulated
-        block_max = np.maximum.accumulate(np.where(below, simulated, 0.0).max(axis=2), axis=1)  # (m, k)
-        exceed += (block_max[:, sizes - 1] >= np.asarray(statistics)).sum(axis=0)
-    mcs_p = np.ones(k)
-    mcs_p[eliminated] = np.maximum.accumulate(exceed / reps)
-    return mcs_p
+        below = np.tril(np.ones((k, k), dtype=bool), -1)
+        block_max = np.maximum.accumulate(np.where(below, ordered, 0.0).max(axis=2), axis=1)  # (m, k)
+        sizes = np.arange(k, 1, -1)  # the set's size at each step
+        return (block_max[:, sizes - 1] >= self.statistics * (1 - ROUNDING)).sum(axis=0)
+
+    def p_values(self, step_p: np.ndarray) -> np.ndarray:
+        """(k,) MCS p-values from each step's: a row's is the largest up to its own step, the last row's 1."""
+        mcs_p = np.ones(len(self.last_first))
+        mcs_p[list(self.eliminated)] = np.maximum.accumulate(step_p)
+        return mcs_p
+
+
+def _resampled_means(x: np.ndarray, reps: int, block: int, rng: np.random.Generator) -> np.ndarray:
+    """(reps, k) column means of ``x`` (n, k) over rows drawn with replacement: one by one (``block`` 1), or in
+    Politis & Romano's stationary blocks of mean length ``block``, wrapping around."""
+    n, k = x.shape
+    out = np.empty((reps, k))
+    chunk = max(1, 4_000_000 // (n * k))
+    for start in range(0, reps, chunk):
+        m = min(chunk, reps - start)
+        index = rng.integers(0, n, size=(m, n))
+        if block > 1:  # a block starts with probability 1 / block, and each row is then its start's next
+            starts = rng.random((m, n)) < 1 / block
+            starts[:, 0] = True
+            position = np.arange(n)
+            start = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
+            index = (np.take_along_axis(index, start, axis=1) + position - start) % n
+        out[start:start + m] = x[index].mean(axis=1)
+    return out
+
+
+def bootstrap_mcs(losses: np.ndarray, seed: int, reps: int, block: int = 1) -> np.ndarray:
+    """(k,) MCS p-values of the columns of ``losses`` (n, k) by Hansen, Lunde & Nason's bootstrap: t_ij the mean
+    difference of rows i and j over the bootstrap standard deviation of it, the law of T_R = max |t_ij| that of
+    the draws' centred differences over the same deviations (:func:`_resampled_means`, ``reps`` draws)."""
+    x = np.asarray(losses, dtype=float)
+    means = x.mean(axis=0)
+    centred = _resampled_means(x, reps, block, np.random.default_rng(seed)) - means  # (reps, k)
+    covariance = centred.T @ centred / reps
+    steps = Elimination.of(_pair_statistics(means, covariance))
+    variance = _pair_variances(covariance)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scaled = np.where(variance > 0, 1 / np.sqrt(np.maximum(variance, 0)), 0.0)
+    exceed = np.zeros(len(means) - 1)
+    for start in range(0, reps, 500):
+        part = centred[start:start + 500]
+        exceed += steps.exceedances((part[:, :, None] - part[:, None, :]) * scaled)
+    return steps.p_values(exceed / reps)
 
 
 def model_confidence_set(losses: np.ndarray, seed: int, dependent: bool = True, level: float = MCS_LEVEL,
@@ -243,8 +324,8 @@ def model_confidence_set(losses: np.ndarray, seed: int, dependent: bool = True, 
 def mcs_p_values(losses: np.ndarray, seed: int, dependent: bool = True, level: float = MCS_LEVEL,
                  reps: int = 2000) -> tuple[np.ndarray, np.ndarray]:
     """(in the MCS at ``level``, MCS p-value), each (k,), of the k columns of ``losses`` (n, k): for a series
-    (``dependent``) :func:`fixed_smoothing_mcs` (in: p >= 1 - level, Hansen et al.'s rule), for exchangeable
-    units arch's with the i.i.d. bootstrap ``reps`` times (in: p > 1 - level, arch's rule).
+    (``dependent``) :func:`fixed_smoothing_mcs`, for exchangeable units :func:`bootstrap_mcs` with the i.i.d.
+    bootstrap ``reps`` times; in: p >= 1 - level (Hansen et al.'s rule).
 
     Columns equal at every unit (two settings that select the same model) share one place in the
     MCS, its verdict and p-value; a column worse than another by the same amount at every unit is out
@@ -262,10 +343,7 @@ def mcs_p_values(losses: np.ndarray, seed: int, dependent: bool = True, level: f
             p_values[candidates], kept[candidates] = fixed, fixed >= 1 - level
         else:  # exchangeable units, or EWC variances that are rounding only: the bootstrap
             block = block_length(chosen - chosen.mean(axis=1, keepdims=True)) if dependent else 1
-            mcs = MCS(chosen, size=1 - level, reps=reps, block_size=max(1, int(block)), method="R",
-                      bootstrap="stationary", seed=np.random.default_rng(seed))
-            mcs.compute()
-            p_values[candidates[np.asarray(mcs.pvalues.index, dtype=int)]] = mcs.pvalues["Pvalue"].to_numpy()
-            kept[candidates[np.asarray(mcs.included, dtype=int)]] = True
+            booted = bootstrap_mcs(chosen, seed, reps, max(1, int(block)))
+            p_values[candidates], kept[candidates] = booted, booted >= 1 - level
     out = dominated[representative]
     return kept[representative] & ~out, np.where(out, 0.0, p_values[representative])

@@ -245,15 +245,17 @@ def length_stats(lower: ArrayLike, upper: ArrayLike, cap: tuple[float, float]) -
 def interval_scores(
     y: ArrayLike, lower: ArrayLike, upper: ArrayLike, alpha: float, cap: tuple[float, float]
 ) -> NDArray[np.float64]:
-    """The interval (Winkler) score of each point, Gneiting & Raftery (2007), on capped bounds:
-    S = (u - l) + (2/alpha)(l - y)1{y < l} + (2/alpha)(y - u)1{y > u}, in the shape of ``y``."""
+    """The interval (Winkler) score of each point, Gneiting & Raftery (2007), its width on capped bounds:
+    S = (u' - l') + (2/alpha)(l - y)1{y < l} + (2/alpha)(y - u)1{y > u}, in the shape of ``y``. The penalties take
+    the bounds as given: an infinite bound covers every y on its side, beyond the cap too (a capped bound charged
+    it a miss's penalty, where the coverage counts it covered)."""
     _check_alpha(alpha)
     y_, lo, up = _interval_args(y, lower, upper)
     _check_nonempty(y_)
-    lo, up = cap_bounds(lo, up, cap)
-    below = np.clip(lo - y_, 0.0, None)  # (l - y) 1{y < l}
-    above = np.clip(y_ - up, 0.0, None)  # (y - u) 1{y > u}
-    return (up - lo) + (2.0 / alpha) * (below + above)
+    capped_lo, capped_up = cap_bounds(lo, up, cap)
+    below = np.clip(lo - y_, 0.0, None)  # (l - y) 1{y < l}: 0 for l = -inf
+    above = np.clip(y_ - up, 0.0, None)  # (y - u) 1{y > u}: 0 for u = +inf
+    return (capped_up - capped_lo) + (2.0 / alpha) * (below + above)
 
 
 def winkler_score(

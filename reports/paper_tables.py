@@ -153,10 +153,11 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
         "mean length (std)": _fmt(r.mean_length, r.std_length),
         "paper mean (std)": _fmt(r.paper_mean, r.paper_mean_std),
         "median length (IQR)": _fmt(r.median_length, r.iqr_length),
-        "paper median (IQR)": _fmt(r.paper_median, r.paper_median_iqr), "#inf": int(r.n_infinite), "n": int(r.n_test),
+        "paper median (IQR)": _fmt(r.paper_median, r.paper_median_iqr),
+        "#inf": round(r.n_infinite), "n": round(r.n_test),  # seed means of counts, rounded as in the summary
     } for r in table.itertuples()]
     full = 365 * 24  # the paper's test span: 2019, 24 hours a day
-    short = sorted({int(n) for n in table["n_test"] if int(n) < full}) if len(table) else []
+    short = sorted({round(n) for n in table["n_test"] if round(n) < full}) if len(table) else []
     quick = (f"; **not the paper's test span**: {', '.join(f'{n:,}' for n in short)} test points against its "
              f"{full:,} (a --quick run, say), so the coverage is noisier and the lengths are of another span"
              if short else "")
@@ -167,7 +168,7 @@ def fesp_tables(summary: pd.DataFrame, suite: str = "fesp") -> str:
     if len(sweep) > 1:
         lines = [{"gamma": f"{r.gamma:g}", "coverage %": _fmt(100 * r.coverage),
                   "mean length (std)": _fmt(r.mean_length, r.std_length),
-                  "median length (IQR)": _fmt(r.median_length, r.iqr_length), "#inf": int(r.n_infinite)}
+                  "median length (IQR)": _fmt(r.median_length, r.iqr_length), "#inf": round(r.n_infinite)}
                  for r in sweep.itertuples()]
         out += "\n### fesp: ACI gamma sweep\n\n" + _markdown(lines)
     return out

@@ -43,7 +43,7 @@ from pibench.reports.bootstrap_ci import (
 )
 from pibench.reports.comparisons import MIN_UNITS, diebold_mariano, mcs_p_values
 from pibench.reports.interval_tests import clustered_coverage_tests, clustered_joint_coverage_test, step_clusters
-from pibench.reports.metrics import ORACLE
+from pibench.reports.metrics import ORACLE, ROUNDING
 from pibench.reports.selection import configuration_change
 from pibench.reports.series_ci import series_ci
 
@@ -189,11 +189,15 @@ def _exact_where_every_unit_agrees(metrics: Iterable[str], low: np.ndarray, high
                                    level: float = CI_LEVEL) -> None:
     """A coverage whose every unit is covered (or none is) has a t or bootstrap CI of zero width, [100, 100]
     however few the units: in place, Clopper & Pearson's exact bounds for ``units`` trials take its place,
-    [((1 - level) / 2)^(1 / n), 1] (for none covered, [0, 1 - that])."""
+    [((1 - level) / 2)^(1 / n), 1] (for none covered, [0, 1 - that]). Both bounds at 1 or 0 to rounding count
+    (the ratio estimate of units of unequal sizes is 1 +- 1 ulp); every coverage CI is cut to [0, 1]."""
     bound = ((1 - level) / 2) ** (1 / max(units, 1))
     for j, metric in enumerate(metrics):
-        if metric in ("coverage", "joint_coverage") and low[j] == high[j] and low[j] in (0.0, 1.0):
-            low[j], high[j] = (bound, 1.0) if low[j] == 1.0 else (0.0, 1.0 - bound)
+        if metric not in ("coverage", "joint_coverage"):
+            continue
+        low[j], high[j] = min(max(low[j], 0.0), 1.0), min(max(high[j], 0.0), 1.0)
+        if high[j] - low[j] <= ROUNDING and (low[j] >= 1 - ROUNDING or high[j] <= ROUNDING):
+            low[j], high[j] = (bound, 1.0) if low[j] >= 1 - ROUNDING else (0.0, 1.0 - bound)
 
 
 def _ci_columns(stats_kind: str, metrics: Iterable[str], low: np.ndarray, high: np.ndarray) -> dict[str, float]:
@@ -344,8 +348,9 @@ def _compared_rows(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], colum
                          f"{span[other[0][0]]}"
         else:
             compared[key] = members
-    shared = set.intersection(*(set(r["seed"] for r, _ in members) for members in compared.values())) \
-        if compared else set()
+    # the seeds every method has: an oracle on fewer seeds does not narrow the methods' comparison
+    methods = [members for key, members in compared.items() if key[3] != ORACLE] or list(compared.values())
+    shared = set.intersection(*(set(r["seed"] for r, _ in members) for members in methods)) if methods else set()
     size = _most_common([span[seed] for seed in shared]) if shared else None
     seeds = sorted(seed for seed in shared if span[seed] == size)
     losses: dict[tuple, np.ndarray] = {}
@@ -353,6 +358,9 @@ def _compared_rows(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], colum
         loss = _row_losses(members, seeds, column) if seeds else None
         if loss is not None:
             losses[key] = loss
+        elif seeds and key[3] == ORACLE:
+            missing = sorted(set(seeds) - {r["seed"] for r, _ in members})
+            apart[key] = f"it lacks seed(s) {', '.join(map(str, missing))} of the rows compared (run it on them too)"
     return seeds, losses, apart
 
 

@@ -140,15 +140,18 @@ def test_winkler_three_points_below_and_above():
     assert winkler_score(y, lower, upper, alpha=0.2, cap=(-100.0, 100.0)) == pytest.approx(12.0)
 
 
-def test_winkler_uses_capped_bounds():
-    y = np.array([0.0, 20.0])
-    lower = np.array([-INF, -1.0])
-    upper = np.array([1.0, INF])
+def test_winkler_takes_the_width_on_capped_bounds_and_no_penalty_where_an_infinite_bound_covers():
+    y = np.array([0.0, 20.0, -30.0])
+    lower = np.array([-INF, -1.0, -1.0])
+    upper = np.array([1.0, INF, INF])
     # cap = (-10, 10), alpha = 0.5 -> 2 / alpha = 4
     # point 0: [-10, 1], covered -> 11
-    # point 1: [-1, 10], y = 20 above capped upper -> 11 + 4 * (20 - 10) = 51
-    # mean = 62 / 2 = 31
-    assert winkler_score(y, lower, upper, alpha=0.5, cap=(-10.0, 10.0)) == pytest.approx(31.0)
+    # point 1: [-1, +inf) covers y = 20, beyond the cap: width 11, no penalty (a capped bound charged 4 * 10)
+    # point 2: [-1, +inf), y = -30 below the finite bound -> 11 + 4 * (-1 - (-30)) = 127
+    # mean = 149 / 3
+    assert winkler_score(y, lower, upper, alpha=0.5, cap=(-10.0, 10.0)) == pytest.approx(149 / 3)
+    covered = (y >= lower) & (y <= upper)
+    assert list(covered) == [True, True, False]  # the penalty goes with the coverage
 
 
 # --------------------------------------------------------------------------- #

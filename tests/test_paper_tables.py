@@ -138,3 +138,15 @@ def test_the_sets_table_sets_the_papers_values_beside_its_own_level_only():
     for level in (0.05, 0.2):
         assert f"### Sets of sequences (sets, alpha {level:g}): joint coverage and mean length (std across seeds; " \
                "the paper's are at alpha 0.1)" in text
+
+
+def test_the_fesp_tables_round_seed_means_of_counts_as_the_summary_does():
+    """Seeds with 1, 2 and 2 infinite intervals: the mean 1.67 reads 2 (it read 1, and a mean of 0.67 read 0,
+    as if no interval had been infinite)."""
+    summary = pd.DataFrame([{**row("aci", gamma, 0.9, 20.0 + seed, n_infinite=count), "seed": seed}
+                            for gamma in ("gamma=0", "gamma=0.01")
+                            for seed, count in enumerate((1, 2, 2) if gamma == "gamma=0.01" else (0, 0, 2))])
+    text = fesp_tables(summary)
+    lines = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| ")}
+    assert lines["ACI gamma=0.01 online"].endswith("| 2 | 8760 |")
+    assert lines["ACI gamma=0 online"].endswith("| 1 | 8760 |")

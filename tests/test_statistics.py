@@ -11,9 +11,10 @@ import pytest
 
 from pibench import run
 from pibench.reports.bootstrap_ci import percentile_ci, replicates, seed_replicates
-from pibench.reports.comparisons import diebold_mariano, model_confidence_set
+from pibench.reports.comparisons import diebold_mariano, mcs_p_values, model_confidence_set
 from pibench.reports.interval_tests import MissCounts, coverage_tests, joint_coverage_test, lr_ind, lr_uc, miss_counts
 from pibench.reports.series_ci import series_ci
+from pibench.reports.statistics import compute_statistics
 
 
 def markov_misses(n: int, miss_rate: float, stay: float, rng: np.random.Generator) -> np.ndarray:
@@ -202,6 +203,38 @@ def test_the_mcs_takes_rows_equal_at_every_unit_as_one_and_drops_rows_worse_by_a
     assert kept[0] == kept[1] and kept[5] == kept[3]  # twins: one verdict
     assert not kept[6]  # worse than row 1 by 0.01 at every unit
     assert list(model_confidence_set(np.column_stack([common, common]), seed=0)) == [True, True]
+
+
+
+def test_set_rows_of_equal_mean_loss_or_equal_but_for_rounding_share_the_mcs_without_an_error():
+    """arch's MCS raised on two rows of equal mean loss (a tie of its maximum), and rounding-only differences
+    (one band computed two ways) went to the MCS as rows, where their tiny variance put one out."""
+    a = np.array([5.0, 6, 7, 8, 9, 10])
+    kept, p_values = mcs_p_values(np.column_stack([a, a + [1.0, -1, 0, 0, 0, 0]]), seed=0, dependent=False)
+    assert kept.all() and (p_values == 1).all()
+    rng = np.random.default_rng(2)
+    for dependent in (False, True):
+        base = rng.gamma(2, size=300) + 4
+        twin = base * (1 + 1e-15 * rng.standard_normal(300))  # the same losses to rounding
+        losses = np.column_stack([base, twin, base + 2 + rng.standard_normal(300)])
+        kept, p_values = mcs_p_values(losses, seed=1, dependent=dependent)
+        assert list(kept) == [True, True, False] and p_values[0] == p_values[1] == 1.0
+        dm = diebold_mariano(twin, base, dependent=dependent)
+        assert dm.p_value == 1.0 and dm.mean_difference == 0.0
+
+
+def test_the_set_mcs_counts_draws_equal_to_the_statistic_as_hansen_lunde_and_nason():
+    """Rows that differ at one of 200 sequences: the bootstrap law of the mean difference is a lattice (the
+    number of draws of that sequence, about Poisson(1)), and P*(|T*| >= T) = P(draws != 1) = 1 - 1/e, about 0.63.
+    arch counted only draws above T (0.07) and put the row out of the 90% MCS."""
+    rng = np.random.default_rng(0)
+    a = rng.gamma(2, size=200) + 5
+    b = a.copy()
+    b[17] += 1.0
+    kept, p_values = mcs_p_values(np.column_stack([a, b, a + 3 + rng.standard_normal(200)]), seed=1,
+                                  dependent=False)
+    assert list(kept) == [True, True, False]
+    assert abs(p_values[1] - (1 - math.exp(-1))) < 0.05  # 2,000 draws: sd of the estimate about 0.011
 
 
 SUITE = """
@@ -698,3 +731,55 @@ def test_a_band_of_one_width_shows_constant_not_a_ci_of_no_width(stats_store):
     assert "[constant]" not in autoreg
     both = next(line for line in results.tables().splitlines() if line.startswith("| stats | seasonal_sets | cfrnn "))
     assert "[constant]" not in both
+
+
+def test_a_set_covered_everywhere_in_groups_of_unequal_sizes_gets_clopper_pearsons_bounds():
+    """The ratio estimate over groups of unequal sizes (EEG's trials, csv_sets' group_column) is 1 +- 1 ulp in
+    every draw: the CI was [100, 100] (or above it) where ten groups all covered give Clopper & Pearson's
+    [0.05^(1/10), 1] = [74.1, 100]."""
+    sizes = [7, 9, 3, 4, 10, 7, 6, 8, 6, 11]
+    clusters = np.repeat(np.arange(len(sizes)), sizes)
+    n, horizons = len(clusters), 3
+    y = np.random.default_rng(0).standard_normal((n, horizons))
+    frame = pd.DataFrame({"item": np.repeat(np.arange(n), horizons), "horizon": np.tile(np.arange(1, 4), n),
+                          "y": y.ravel(), "lower": (y - 1).ravel(), "upper": (y + 1).ravel(), "point": y.ravel(),
+                          "cluster": np.repeat(clusters, horizons)})
+    records = [{"task_id": f"t{seed}", "status": "ok", "alpha": 0.1, "length_cap": [-100.0, 100.0], "suite": "s",
+                "dataset": "d", "method": "m", "setting": "", "seed": seed, "data_fingerprint": "F",
+                "predictions_sha256": f"t{seed}",
+                "config": {"dataset": {"name": "d", "label": "d", "params": {}}, "method": "m", "seed": seed,
+                           "protocol": {}}} for seed in (0, 1)]
+    for given in (records[:1], records):
+        computed = compute_statistics(given, lambda task_id: frame)
+        for table in (computed.tasks, computed.rows):
+            bounds = table.iloc[0][["coverage_ci_low", "coverage_ci_high"]].to_numpy(dtype=float)
+            assert bounds == pytest.approx([0.05 ** (1 / 10), 1.0], abs=1e-12), (len(given), bounds)
+
+
+def test_an_oracle_on_fewer_seeds_does_not_narrow_the_methods_comparison():
+    """The oracle is never the reference nor in the MCS: the methods are compared on the seeds they all have
+    (it cut them to the oracle's one seed), and the oracle is set apart with why."""
+    rng = np.random.default_rng(0)
+    frames, records = {}, []
+    for seed in (0, 1, 2):
+        y = rng.standard_normal(200)
+        bands = {"a": (y - 1.0 - rng.random(200), y + 1.0), "b": (y - 1.2, y + 1.2), "oracle": (y - 1.64, y + 1.64)}
+        for method, (lower, upper) in bands.items():
+            if method == "oracle" and seed:
+                continue
+            task = f"{method}-{seed}"
+            frames[task] = pd.DataFrame({"t": np.arange(200), "group": 0, "y": y, "lower": lower, "upper": upper,
+                                         "point": y})
+            records.append({"task_id": task, "status": "ok", "alpha": 0.1, "length_cap": [-100.0, 100.0],
+                            "suite": "s", "dataset": "d", "method": method, "setting": "", "seed": seed,
+                            "data_fingerprint": f"F{seed}", "predictions_sha256": task,
+                            "config": {"dataset": {"name": "d", "label": "d", "params": {}}, "method": method,
+                                       "seed": seed, "protocol": {}}})
+
+    def table(given):
+        return next(iter(compute_statistics(given, frames.__getitem__).groups.values())).table.set_index("method")
+
+    with_oracle, without = table(records), table([r for r in records if r["method"] != "oracle"])
+    assert with_oracle.loc["a", "compared_seeds"] == (0, 1, 2)
+    assert with_oracle.loc["a", "dm_p"] == pytest.approx(without.loc["a", "dm_p"])
+    assert "lacks seed(s) 1, 2" in with_oracle.loc["oracle", "not_compared"]
