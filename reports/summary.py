@@ -495,10 +495,12 @@ def failures(frame: pd.DataFrame) -> list[str]:
 
 #: The note under the comparison tables.
 COMPARISON_NOTE = ("_difference: the row's mean interval score minus the reference's (positive: worse), with its "
-                   "90% CI; DM p: the two-sided Diebold-Mariano p-value of that difference (* below 0.05; a "
-                   "series' long-run variance from its lowest cosine frequencies: few degrees of freedom on a short "
-                   "or persistent "
-                   f"span); MCS (p): in the {MCS_LEVEL:.0%} Model Confidence Set of the dataset or not, with its MCS "
+                   "90% CI; DM p (Holm): the two-sided Diebold-Mariano p-value of that difference, Holm-adjusted "
+                   "over the table's comparisons, since they share a reference picked as the lowest mean on the same "
+                   "data (* below 0.05; a series' long-run variance from its lowest cosine frequencies: few degrees of "
+                   "freedom on a short or persistent "
+                   "span; `results.compare()` has the unadjusted `dm_p` too); "
+                   f"MCS (p): in the {MCS_LEVEL:.0%} Model Confidence Set of the dataset or not, with its MCS "
                    f"p-value (in where it is at least {1 - MCS_LEVEL:.2f}). The MCS weighs every pair of rows at "
                    "once, so with many rows and few degrees of freedom it keeps rows that DM, one pair at a time, "
                    "finds worse._\n")
@@ -555,7 +557,7 @@ def comparison_tables(groups: dict) -> str:
                                                          f"{format_number(r.difference_ci_high, sign='+')}]"))
             rows.append({"method": r.method, "setting": r.setting, **({"seeds": r.seeds} if paired else {}),
                          "interval score": format_number(r.mean_loss), "difference [90% CI]": difference,
-                         "DM p": _p(getattr(r, "dm_p", float("nan"))),
+                         "DM p (Holm)": _p(getattr(r, "dm_p_holm", float("nan"))),
                          "MCS (p)": _mcs_cell(r.in_mcs, r.mcs_p)})
         score = ("the interval score per horizon at level alpha / H (Bonferroni's)" if table["kind"].iloc[0] == "set"
                  else "the interval score")
