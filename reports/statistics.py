@@ -342,7 +342,9 @@ def _compared_rows(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], colum
     span = {seed: _most_common(n) for seed, n in units.items()}
     compared = {}
     for key, members in on_data.items():
-        other = [(r["seed"], len(s.loss(column))) for r, s in members if len(s.loss(column)) != span.get(r["seed"])]
+        # (a seed only the oracle has is no seed of the comparison: nothing to differ from)
+        other = [(r["seed"], len(s.loss(column))) for r, s in members
+                 if r["seed"] in span and len(s.loss(column)) != span[r["seed"]]]
         if other:
             apart[key] = f"its test span has {other[0][1]} units (seed {other[0][0]}), the rows compared " \
                          f"{span[other[0][0]]}"

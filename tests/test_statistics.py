@@ -756,16 +756,15 @@ def test_a_set_covered_everywhere_in_groups_of_unequal_sizes_gets_clopper_pearso
             assert bounds == pytest.approx([0.05 ** (1 / 10), 1.0], abs=1e-12), (len(given), bounds)
 
 
-def test_an_oracle_on_fewer_seeds_does_not_narrow_the_methods_comparison():
-    """The oracle is never the reference nor in the MCS: the methods are compared on the seeds they all have
-    (it cut them to the oracle's one seed), and the oracle is set apart with why."""
+def _oracle_beside_two_methods(oracle_seeds: tuple[int, ...]) -> pd.DataFrame:
+    """The comparison table of methods a and b on seeds 0, 1, 2 of a series, the oracle on ``oracle_seeds``."""
     rng = np.random.default_rng(0)
     frames, records = {}, []
-    for seed in (0, 1, 2):
+    for seed in sorted({0, 1, 2} | set(oracle_seeds)):
         y = rng.standard_normal(200)
         bands = {"a": (y - 1.0 - rng.random(200), y + 1.0), "b": (y - 1.2, y + 1.2), "oracle": (y - 1.64, y + 1.64)}
         for method, (lower, upper) in bands.items():
-            if method == "oracle" and seed:
+            if (seed not in oracle_seeds) if method == "oracle" else seed > 2:
                 continue
             task = f"{method}-{seed}"
             frames[task] = pd.DataFrame({"t": np.arange(200), "group": 0, "y": y, "lower": lower, "upper": upper,
@@ -775,14 +774,24 @@ def test_an_oracle_on_fewer_seeds_does_not_narrow_the_methods_comparison():
                             "data_fingerprint": f"F{seed}", "predictions_sha256": task,
                             "config": {"dataset": {"name": "d", "label": "d", "params": {}}, "method": method,
                                        "seed": seed, "protocol": {}}})
+    return next(iter(compute_statistics(records, frames.__getitem__).groups.values())).table.set_index("method")
 
-    def table(given):
-        return next(iter(compute_statistics(given, frames.__getitem__).groups.values())).table.set_index("method")
 
-    with_oracle, without = table(records), table([r for r in records if r["method"] != "oracle"])
+def test_an_oracle_on_fewer_seeds_does_not_narrow_the_methods_comparison():
+    """The oracle is never the reference nor in the MCS: the methods are compared on the seeds they all have
+    (it cut them to the oracle's one seed), and the oracle is set apart with why."""
+    with_oracle, without = _oracle_beside_two_methods((0,)), _oracle_beside_two_methods(())
     assert with_oracle.loc["a", "compared_seeds"] == (0, 1, 2)
     assert with_oracle.loc["a", "dm_p"] == pytest.approx(without.loc["a", "dm_p"])
     assert "lacks seed(s) 1, 2" in with_oracle.loc["oracle", "not_compared"]
+
+
+def test_an_oracle_on_a_seed_no_method_has_is_compared_on_theirs():
+    """A seed only the oracle ran raised KeyError in every report of the folder (`pibench run --methods oracle
+    --seeds 3` beside methods on 0-2): it is left out of the comparison."""
+    table = _oracle_beside_two_methods((0, 1, 2, 3))
+    assert table.loc["a", "compared_seeds"] == (0, 1, 2) and table.loc["oracle", "not_compared"] == ""
+    assert table.loc["oracle", "seeds"] == 4
 
 
 def test_holm_adjusts_the_dm_p_values_of_a_group_by_hand():
