@@ -63,6 +63,7 @@ import importlib.util
 import inspect
 import io
 import numbers
+import os
 import re
 import site
 import sys
@@ -759,6 +760,37 @@ def files_part(identity: dict[str, str]) -> dict[str, str]:
     """The source files of a :func:`method_code_identity` (its ``module`` keys; ``module:class`` keys are the
     classes' code digests)."""
     return {key: value for key, value in identity.items() if ":" not in key}
+
+
+def _users_file_here(module: str) -> str | None:
+    """:func:`users_file`, looked for in the working folder too where ``sys.path`` does not hold it."""
+    path = users_file(module)
+    here = os.getcwd()
+    if path is None and not {here, ""} & set(sys.path):
+        sys.path.insert(0, here)
+        try:
+            path = users_file(module)
+        finally:
+            sys.path.remove(here)
+    return path
+
+
+def files_changed_on_disk(identity: dict[str, str]) -> list[str]:
+    """The modules of a stored identity's files part (:func:`files_part`) whose file of the user's, found as an
+    import would find it now and never imported (:func:`users_file`), reads otherwise than when the task ran: what
+    a report can tell of a plugin it has not loaded. It is looked for on ``sys.path``, then in the working folder
+    (where ``--plugin FILE`` usually found it; the ``pibench`` command's path does not hold that folder). A module
+    not found, or ``__main__`` (a script or notebook), is not named: it cannot be checked."""
+    changed = []
+    for module, digest in sorted(files_part(identity).items()):
+        path = _users_file_here(module) if module != "__main__" else None
+        try:
+            now = source_digest(Path(path).read_bytes())[:12] if path else None
+        except OSError:
+            now = None
+        if now is not None and now != digest:
+            changed.append(module)
+    return changed
 
 
 def method_code_identity(cls: type) -> dict[str, str]:

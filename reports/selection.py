@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pibench.data_loaders.fingerprint import sha256_of
-from pibench.methods.code_identity import describe_change
+from pibench.methods.code_identity import describe_change, display_name, files_changed_on_disk
 
 ROW = ("suite", "dataset", "method", "setting", "alpha")
 
@@ -197,18 +197,26 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         by_suite.setdefault(suite, []).append(record)
         groups.setdefault((suite, record["method"]), {}).setdefault(_variant(record)[1], []).append(record)
     for (suite, method), versions in sorted(groups.items()):
-        if len(versions) < 2:
-            continue
         rows = [r for rs in versions.values() for r in rs]
         loaded = plugins.get(method)
         loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
-        if loaded_json is not None and loaded_json not in versions:
-            lines.append(f"{method} ({suite}): its rows ran {len(versions)} versions of its code, none the one "
-                         f"loaded now; run {_rows_named(rows)} again with it loaded: "
+        newest = max(versions, key=lambda v: max(_latest(r, requested) for r in versions[v]))
+        edited = files_changed_on_disk(json.loads(newest)) if loaded_json is None else []
+        if edited:  # a plugin this process has not loaded, whose files read otherwise now than when its rows ran
+            lines.append(f"{method} ({suite}): {', '.join(map(display_name, edited))} changed since its "
+                         f"{'newest ' * (len(versions) > 1)}rows ran (the tables show what the old code computed); "
+                         f"run {_rows_named(rows)} again: "
                          f"`{rerun_command(suite, rows, results_dir, builtin, quick_only)}`")
             continue
-        current = loaded_json if loaded_json is not None else \
-            max(versions, key=lambda v: max(_latest(r, requested) for r in versions[v]))
+        if loaded_json is not None and loaded_json not in versions:
+            ran = f"{len(versions)} versions of its code, none" if len(versions) > 1 else \
+                f"other code ({describe_change(json.loads(newest), loaded) or 'other code'}) than"
+            lines.append(f"{method} ({suite}): its rows ran {ran} the one loaded now; run {_rows_named(rows)} again "
+                         f"with it loaded: `{rerun_command(suite, rows, results_dir, builtin, quick_only)}`")
+            continue
+        if len(versions) < 2:
+            continue
+        current = loaded_json if loaded_json is not None else newest
         older = [r for v, rs in versions.items() if v != current for r in rs]
         changes = sorted({describe_change(json.loads(current), json.loads(v)) or "other code"
                           for v in versions if v != current})

@@ -1,5 +1,7 @@
 """The command line as a user types it: the default suite, list, report, errors."""
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -175,6 +177,33 @@ def test_the_command_that_reruns_rows_of_an_older_plugin_loads_the_plugin_and_ru
                               "ar1 ") and command.endswith(" --quick --results-dir r"), command
     out = shell(sys.executable, "-m", *command.split())  # python -m pibench run ..., as printed
     assert "ran 1, skipped 0" in out and "ran other code" not in out
+
+
+def test_a_report_says_when_a_plugins_file_changed_since_its_rows_ran(tmp_path):
+    """A plugin's helper edited after the run, nothing run again: `pibench report` (a process that has not loaded
+    the plugin, whose path does not hold the working folder) and `load_results` with the edited plugin imported
+    showed the old code's numbers with no note."""
+    import subprocess
+    import sys
+
+    (tmp_path / "cli_plugin.py").write_text(PLUGIN_FILE)
+    (tmp_path / "cli_width.py").write_text("def widen():\n    return 1.0\n")
+
+    def shell(*args: str) -> str:
+        done = subprocess.run([*args], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout
+
+    shell(sys.executable, "-m", "pibench", "run", "--plugin", "cli_plugin.py", "--methods", "cli_last_pm", "--quick",
+          "--no-progress", "--results-dir", "r", "--datasets", "ar")
+    pibench = str(Path(sys.executable).parent / "pibench")
+    assert "changed since" not in shell(pibench, "report", "--results-dir", "r")
+    (tmp_path / "cli_width.py").write_text("def widen():\n    return 2.0\n")
+    assert "cli_last_pm (default): cli_width.py changed since its rows ran" in shell(pibench, "report",
+                                                                                      "--results-dir", "r")
+    loaded = shell(sys.executable, "-c", "import cli_plugin; from pibench import load_results; "
+                                         "print(load_results('r').mixed_code())")
+    assert "ran other code (plugin source changed: cli_width.py) than the one loaded now" in loaded
 
 
 def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, monkeypatch):
