@@ -327,6 +327,13 @@ class ResultsStore:
         store again."""
         return sorted({r["config"]["suite"] for r in self._unchecked() if isinstance(r["config"].get("suite"), str)})
 
+    def naming_records(self, suite: str) -> list[dict]:
+        """The record files of ``suite`` that name a method, a dataset and a level, unchecked: only to name the
+        command that runs their tasks again (:func:`pibench.reports.selection.rerun_command`)."""
+        return [r for r in self._unchecked() if r["config"].get("suite") == suite and isinstance(r.get("method"), str)
+                and isinstance(r.get("dataset"), str) and isinstance(r.get("alpha"), (int, float))
+                and isinstance(r.get("identity", {}), dict)]
+
     def records(self) -> list[dict]:
         """Every complete record in the store (finished or failed)."""
         return self.scan()[0]

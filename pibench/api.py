@@ -286,9 +286,12 @@ class Results:
 
         reasons = (f" ({len(self.left_out)} file(s) there could not be used: {self.left_out[0]}, ...)"
                    if self.left_out else "")
-        suites = ResultsStore(self.results_dir).stored_suites()
-        if len(suites) == 1:
-            command = rerun_command(suites[0], [], str(self.results_dir), builtin_suites())
+        store = ResultsStore(self.results_dir)
+        suites = store.stored_suites()
+        if len(suites) == 1:  # the tasks stored, with their methods, datasets (a CSV's too), levels and plugins
+            named = store.naming_records(suites[0])
+            command = rerun_command(suites[0], named, str(self.results_dir), builtin_suites(),
+                                    _quick_only_configs(set(suites)) if named else ())
         elif suites:
             command = f"pibench run --suite SUITE --results-dir {self.results_dir}"
             reasons += f"; its records come from suites {', '.join(suites)}"

@@ -272,9 +272,9 @@ def test_a_store_with_nothing_usable_names_the_suite_that_fills_it(tmp_path, cap
     capsys.readouterr()
     for path in (results / "tasks").glob("*.json"):
         path.write_text(json.dumps({**json.loads(path.read_text()), "coverage": 0.5}))
-    command = f"`pibench run --suite default --results-dir {results}`"
+    command = f"--alpha 0.1 --results-dir {results}`"
     assert main(["report", "--results-dir", str(results)]) == 1
-    assert command in capsys.readouterr().err
+    assert "`pibench run --suite default --methods autoreg --datasets ar1 " in capsys.readouterr().err
     assert main(["plot", "--results-dir", str(results)]) == 1
     assert command in capsys.readouterr().err
     with pytest.raises(ValueError, match="no usable results") as refused:
@@ -283,6 +283,23 @@ def test_a_store_with_nothing_usable_names_the_suite_that_fills_it(tmp_path, cap
     (tmp_path / "empty" / "tasks").mkdir(parents=True)
     with pytest.raises(ValueError, match=f"run `pibench run --results-dir {tmp_path / 'empty'}` first"):
         load_results(tmp_path / "empty").to_html(tmp_path / "e.html")
+
+
+def test_a_store_whose_csv_changed_names_the_command_that_runs_that_csv_again(tmp_path, monkeypatch):
+    """Every record left out since the CSV changed: the hint named `--suite default` alone, which runs the
+    built-in AR(1) data, not the file."""
+    import numpy as np
+
+    from pibench import load_results, run
+
+    monkeypatch.chdir(tmp_path)
+    values = np.sin(np.arange(400) / 5) + np.random.default_rng(0).normal(size=400)
+    pd.DataFrame({"y": values}).to_csv("f.csv", index=False)
+    run(methods=["autoreg"], datasets=["csv:f.csv:y"], results_dir="r", progress=False)
+    pd.DataFrame({"y": values + 1}).to_csv("f.csv", index=False)
+    hint = load_results("r").why_empty()
+    assert "its data file" in hint and "has changed since it ran" in hint
+    assert "`pibench run --suite default --methods autoreg --datasets csv:f.csv:y --alpha 0.1 --results-dir r`" in hint
 
 
 def test_protocols_that_meet_no_series_are_checked_and_a_set_datasets_protocol_is_refused(tmp_path, capsys):
