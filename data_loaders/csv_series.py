@@ -93,12 +93,26 @@ def _order(frame: pd.DataFrame, time: str, path: Path, used: list[str], given: d
         if names is not None:
             raise ValueError(f"{path}: {_long_format_text(frame, time, names, given)}; a series has one row per "
                              "step.")
-        repeated = column[key.duplicated()].iloc[0]
-        repeated = repeated.item() if isinstance(repeated, np.generic) else repeated  # 199, not np.int64(199)
-        raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r}; a series "
-                         "has one row per step.")
+        again = int(np.flatnonzero(key.duplicated().to_numpy())[0])
+        first = int(np.flatnonzero((key == key.iloc[again]).to_numpy())[0])
+        repeated = as_written(column.iloc[again])  # 199, not np.int64(199)
+        raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r} (rows {column.index[first]} and "
+                         f"{column.index[again]}, counted from 0 under the header); a series has one row per step: "
+                         f"drop or fix one of them.{_clock_change_hint(key, again)}")
     order = np.argsort(key.to_numpy(), kind="stable")
     return frame.iloc[order], key.iloc[order]
+
+
+def _clock_change_hint(key: pd.Series, again: int) -> str:
+    """Where times of day without an offset repeat one within a few hours of its first (local clock times, set
+    back an hour in autumn): how to write them so that each is one instant."""
+    if not pd.api.types.is_datetime64_dtype(key) or getattr(key.dt, "tz", None) is not None:
+        return ""
+    steps = key.sort_values().diff().dropna()
+    if not len(steps) or steps.median() > pd.Timedelta(hours=1):
+        return ""
+    return (" If these are local clock times, a daylight-saving change repeats an hour each autumn: write the "
+            "times with their UTC offset (2022-10-30T02:00+02:00, then 2022-10-30T02:00+01:00) or in UTC.")
 
 
 def _series_names(frame: pd.DataFrame, dates: str, used: list[str]) -> str | None:
@@ -157,9 +171,10 @@ def _reads_as_yyyymmdd(column: pd.Series) -> bool:
     return bool(pd.to_datetime(column.astype(str), format="%Y%m%d", errors="coerce").notna().all())
 
 
-def _skipped_note(steps: np.ndarray, time: str) -> str | None:
-    """A note where the column of times ``time`` (given as time, or dates down the file) skips steps
-    (:func:`~pibench.data_loaders.step_order.skipped`): the rows are the steps all the same."""
+def _skipped_note(steps: np.ndarray, time: str, written: np.ndarray | None = None) -> str | None:
+    """A note where the column of times ``time`` (given as time, or dates down the file; its cells ``written``, in
+    the order of ``steps``) skips steps (:func:`~pibench.data_loaders.step_order.skipped`): the rows are the steps
+    all the same."""
     if len(steps) < 3:
         return None
     usual = usual_step(np.diff(steps))
@@ -167,7 +182,8 @@ def _skipped_note(steps: np.ndarray, time: str) -> str | None:
     if not len(skips):
         return None
     at = int(skips[0])
-    return (f"the column {time!r} skips steps {len(skips)} time(s) (first {gap_text(steps, at, usual)}): the rows "
+    return (f"the column {time!r} skips steps {len(skips)} time(s) (first {gap_text(steps, at, usual, written)}): "
+            "the rows "
             "are used as consecutive steps (the lags and the windows count rows); fill or drop the gaps if they matter")
 
 
@@ -356,13 +372,13 @@ def csv_problem(
         frame = _kept_rows(frame, where, path)
     if time:
         frame, key = _order(frame, time, path, [target, *features], given, time_format)
-        order_note = _skipped_note(step_numbers(key), time)
+        order_note = _skipped_note(step_numbers(key), time, frame[time].to_numpy())
         if order_note and time_format is None and _reads_as_yyyymmdd(frame[time]):
             order_note += (f"; its whole numbers read as dates written YYYYMMDD (the first {frame[time].iloc[0]}): "
                            "give time_format = \"%Y%m%d\" to step by days, not by numbers")
     else:
         forwards, disorder = _check_not_backwards(frame, [target, *features], path, given)
-        order_note = _skipped_note(forwards[1], forwards[0]) if forwards else disorder
+        order_note = _skipped_note(forwards[1], forwards[0], frame[forwards[0]].to_numpy()) if forwards else disorder
     values = frame[[target, *features]].apply(pd.to_numeric, errors="coerce")
     bad = values.isna().any(axis=1).to_numpy() | ~np.isfinite(values.to_numpy(float)).all(axis=1)
     if bad.any():

@@ -154,7 +154,9 @@ def skipped(steps: np.ndarray, usual) -> np.ndarray:
     return skips
 
 
-def gap_text(steps: np.ndarray, at: int, usual) -> str:
-    """"A then B, where the usual step is C": the gap after ``steps[at]``, as the file wrote its steps."""
-    return (f"{step_text(steps[at])} then {step_text(steps[at + 1])}, where the usual step is "
-            f"{step_text(usual, span=True)}")
+def gap_text(steps: np.ndarray, at: int, usual, written: np.ndarray | None = None) -> str:
+    """"A then B, where the usual step is C": the gap after ``steps[at]``, as the file wrote its steps (its cells
+    ``written``, in the order of ``steps``, where given: a date with an offset reads as written, not in UTC)."""
+    first, then = (as_written(written[at]), as_written(written[at + 1])) if written is not None else \
+        (step_text(steps[at]), step_text(steps[at + 1]))
+    return f"{first} then {then}, where the usual step is {step_text(usual, span=True)}"

@@ -39,10 +39,14 @@ class UnknownParameters(ValueError):
 
 def did_you_mean(name: str, choices) -> str:
     """" Did you mean 'aci'?" for the closest of ``choices`` to a mistyped ``name`` (the same letters in another
-    case, else difflib's ratio >= 0.6), or ""."""
+    case; else the one choice that begins with it as a word, 'Date (local)' for 'date'; else difflib's ratio
+    >= 0.6), or ""."""
     import difflib
+    import re
 
     texts = [str(c) for c in choices]
     same_letters = [c for c in texts if c.lower() == str(name).lower()]  # 'Y' for 'y': too short for difflib
-    close = same_letters or difflib.get_close_matches(str(name), texts, n=1)
+    first_word = [c for c in texts if str(name) and re.match(rf"{re.escape(str(name).lower())}\b", c.lower())]
+    close = same_letters or (first_word if len(first_word) == 1 else []) or difflib.get_close_matches(
+        str(name), texts, n=1)
     return f" Did you mean {close[0]!r}?" if close else ""

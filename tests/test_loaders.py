@@ -245,7 +245,9 @@ def test_csv_integer_time_stays_as_it_is(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("column, message", [
     (["W1", "W2", "W3"], "neither a number nor a date"),
-    (["2020-01-01", "2020-01-01", "2020-01-02"], "repeats '2020-01-01'"),
+    (["2020-01-01", "2020-01-01", "2020-01-02"],
+     r"repeats '2020-01-01' \(rows 0 and 1, counted from 0 under the header\); a series has one row per step: drop "
+     r"or fix one of them\.$"),
     (["2020-01-01", "", "2020-01-03"], "empty in row"),
 ])
 def test_csv_time_that_cannot_order_the_rows_is_an_error(tmp_path: Path, column, message) -> None:
@@ -253,6 +255,41 @@ def test_csv_time_that_cannot_order_the_rows_is_an_error(tmp_path: Path, column,
     path = _write(tmp_path / "w.csv", "when,y\n" + "".join(f"{t},{i}\n" for i, t in enumerate(times)))
     with pytest.raises(ValueError, match=message):
         csv_problem(path=path, target="y", time="when")
+
+
+def test_csv_hours_of_local_clock_time_repeated_in_autumn_are_refused_with_how_to_write_them(tmp_path: Path) -> None:
+    """Hourly local times without an offset repeat 02:00 when the clocks go back: the error said only that the
+    time repeats; it names the rows and the fix (offsets or UTC)."""
+    hours = pd.date_range("2022-10-10", periods=720, freq="h", tz="Europe/Berlin")
+    path = tmp_path / "local.csv"
+    pd.DataFrame({"time": hours.strftime("%Y-%m-%d %H:%M"), "y": np.arange(720.0)}).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"repeats '2022-10-30 02:00' \(rows 482 and 483, .*daylight-saving.*"
+                                         r"2022-10-30T02:00\+01:00\) or in UTC\."):
+        csv_problem(path=str(path), target="y", time="time")
+    pd.DataFrame({"time": hours.strftime("%Y-%m-%dT%H:%M%z"), "y": np.arange(720.0)}).to_csv(path, index=False)
+    assert len(csv_problem(path=str(path), target="y", time="time").time) == 715  # with offsets: each hour once
+
+
+def test_csv_gap_notes_name_the_dates_as_the_file_wrote_them(tmp_path: Path) -> None:
+    """Local midnights written with their offset were named in UTC, the day before and without a zone."""
+    days = pd.date_range("2022-01-01", periods=600, freq="D", tz="Europe/Berlin")
+    path = tmp_path / "gap.csv"
+    pd.DataFrame({"date": days.strftime("%Y-%m-%dT%H:%M:%S%z"), "y": np.random.default_rng(0).normal(size=600)}
+                 ).drop(index=[300]).to_csv(path, index=False)
+    for time in ("date", None):  # given as time, or read down the file
+        (note,) = csv_problem(path=str(path), target="y", time=time).metadata["notes"]
+        assert "(first 2022-10-27T00:00:00+0200 then 2022-10-29T00:00:00+0200, where the usual step is 1 day(s))" \
+            in note, note
+
+
+def test_a_column_named_by_its_first_word_is_suggested(tmp_path: Path) -> None:
+    path = tmp_path / "named.csv"
+    pd.DataFrame({"Date (local)": pd.date_range("2022-01-01", periods=400).strftime("%Y-%m-%d"),
+                  "Sales €/day": np.arange(400.0)}).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"Did you mean 'Date \(local\)'\?"):
+        csv_problem(path=str(path), target="Sales €/day", time="date")
+    with pytest.raises(ValueError, match="Did you mean 'Sales €/day'"):
+        csv_problem(path=str(path), target="sales")
 
 
 def _days_file(tmp_path: Path, fmt: str, start: str = "2020-12-20") -> Path:
