@@ -208,7 +208,8 @@ def _list(args: argparse.Namespace) -> int:
     _import_plugins(args)
     print("methods:")
     for name, cls in available_methods().items():
-        doc = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        lines = (cls.__doc__ or "").strip().splitlines()
+        doc = lines[0] if lines else f"(no docstring; defined in {cls.__module__})"
         print(f"  {name:<16} [{cls.shape}] {doc}")
     print("datasets:")
     for name, entry in DATASETS.items():

@@ -240,9 +240,12 @@ def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, m
                           (tmp_path / "unregistered.py", "the file registers no method; put @register")):
         assert main(["run", "--plugin", str(path), "--results-dir", str(tmp_path / "r")]) == 2
         assert message in capsys.readouterr().err
-    (tmp_path / "unregistered.py").write_text(PLUGIN_FILE.replace("cli_last_pm", "cli_u"))  # fixed: imported afresh
+    (tmp_path / "unregistered.py").write_text(PLUGIN_FILE.replace("cli_last_pm", "cli_u").replace(
+        '    """Last value +/- a width from the helper beside this file."""\n', ""))  # fixed: imported afresh
     try:
-        assert main(["list", "--plugin", str(tmp_path / "unregistered.py")]) == 0 and "cli_u" in capsys.readouterr().out
+        assert main(["list", "--plugin", str(tmp_path / "unregistered.py")]) == 0
+        # a class without a docstring: where it comes from, not a blank
+        assert "cli_u            [series] (no docstring; defined in unregistered)" in capsys.readouterr().out
     finally:
         base._REGISTRY.pop("cli_u", None)
     for name in ("unregistered", "cli_width"):
