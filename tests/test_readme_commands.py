@@ -46,7 +46,7 @@ SLOW = {
     # path the real-data set tests cover (tests/test_sequence_cells.py, tests/test_conformal_pa.py); run by hand
     "pibench run --suite sets --quick -j 2",
     "pibench run --suite sets --datasets covid -j 2",
-    # about 3 min alone on 2 cores, 170 s beside the other tests (its 12 PA rows: 10 s each); the docs' --quick
+    # 128 s alone on 2 cores, 170 s beside the other tests (its 12 PA rows: 10 s each); the docs' --quick
     # line runs the same suite without them
     "pibench run --suite regime -j 2 --results-dir results_regime",
     "pibench run --suite sets --datasets eeg eeg_trials -j 2",
