@@ -289,8 +289,8 @@ def _resampled_means(x: np.ndarray, reps: int, block: int, rng: np.random.Genera
             starts = rng.random((m, n)) < 1 / block
             starts[:, 0] = True
             position = np.arange(n)
-            start = np.maximum.accumulate(np.where(starts, position, 0), axis=1)
-            index = (np.take_along_axis(index, start, axis=1) + position - start) % n
+            opened = np.maximum.accumulate(np.where(starts, position, 0), axis=1)  # where each row's block began
+            index = (np.take_along_axis(index, opened, axis=1) + position - opened) % n
         out[start:start + m] = x[index].mean(axis=1)
     return out
 

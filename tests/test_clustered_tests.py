@@ -15,6 +15,7 @@ from scipy.stats import norm
 from pibench import run
 from pibench.reports.bootstrap_ci import block_length
 from pibench.reports.comparisons import (
+    _resampled_means,
     andrews_bandwidth,
     bootstrap_mcs,
     diebold_mariano,
@@ -321,6 +322,19 @@ def test_the_set_mcs_gives_archs_p_values_on_continuous_losses():
         reference = np.empty(4)
         reference[np.asarray(mcs.pvalues.index, dtype=int)] = mcs.pvalues["Pvalue"].to_numpy()
         assert bootstrap_mcs(losses, seed=7, reps=4000) == pytest.approx(reference, abs=0.04), seed
+
+
+def test_the_stationary_bootstrap_of_a_mean_has_the_long_run_variance():
+    """Politis & Romano's blocks (mean length 20) keep an AR(1) 0.7's dependence: n var* of the resampled means is
+    near its long-run variance 1 / (1 - 0.7)^2 = 11.1 (about 5% less: blocks cut the longest memory), where draws
+    one by one give its variance, 1.96; white noise beside it stays near 1 either way."""
+    rng = np.random.default_rng(0)
+    series = lfilter([1.0], [1.0, -0.7], rng.standard_normal(2000))
+    columns = np.column_stack([series, rng.standard_normal(2000)])
+    blocks = 2000 * _resampled_means(columns, 3000, 20, np.random.default_rng(1)).var(axis=0)
+    single = 2000 * _resampled_means(columns, 3000, 1, np.random.default_rng(1)).var(axis=0)
+    assert 8.5 < blocks[0] < 13 and 1.6 < single[0] < 2.4, (blocks, single)
+    assert 0.8 < blocks[1] < 1.25 and 0.8 < single[1] < 1.25, (blocks, single)
 
 
 def bootstrap_mcs_drops(losses: np.ndarray, seed: int) -> bool:
