@@ -89,6 +89,7 @@ def _report(args: argparse.Namespace) -> int:
     from pibench.benchmarks.store import ResultsStore
     from pibench.reports.summary import write_summary
 
+    _import_plugins(args)
     selection = bool(args.suites or args.methods or args.datasets)
     if selection and args.html:
         raise ValueError("--html writes the folder's report.html, of every row; for a selection use --figures "
@@ -179,6 +180,7 @@ def _selected(args: argparse.Namespace):
 def _plot(args: argparse.Namespace) -> int:
     from pibench.reports.figures.catalog import close
 
+    _import_plugins(args)  # the rows of their code, where the store holds several
     results = _selected(args)
     specs = results.figure_specs()
     if not specs:
@@ -296,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="also write DIR/report.html (self-contained, figures inline)")
     report.add_argument("--figures", metavar="FOLDER", help="also write every figure as PNG and SVG into FOLDER")
     _selection_options(report)
+    report.add_argument("--plugin", nargs="+", action="extend", metavar="FILE.py",
+                        help=PLUGIN_HELP + ": rows of other code than theirs are named (without it, files edited since "
+                             "the rows ran are)")
     report.set_defaults(func=_report)
 
     plot = sub.add_parser("plot", help="draw one figure from stored results (no NAME: list the figures)")
@@ -305,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--out", help="output file; the suffix picks the format (.png, .svg, .pdf); "
                                     "default DIR/figures/NAME.png")
     _selection_options(plot)
+    plot.add_argument("--plugin", nargs="+", action="extend", metavar="FILE.py", help=PLUGIN_HELP)
     plot.set_defaults(func=_plot)
 
     lst = sub.add_parser("list", help="list methods, datasets and suites")

@@ -204,6 +204,8 @@ def test_a_report_says_when_a_plugins_file_changed_since_its_rows_ran(tmp_path):
     loaded = shell(sys.executable, "-c", "import cli_plugin; from pibench import load_results; "
                                          "print(load_results('r').mixed_code())")
     assert "ran other code (plugin source changed: cli_width.py) than the one loaded now" in loaded
+    given = shell(pibench, "report", "--results-dir", "r", "--plugin", "cli_plugin.py")  # as the run loaded it
+    assert "ran other code (plugin source changed: cli_width.py) than the one loaded now" in given
 
 
 def test_a_method_in_a_loose_file_runs_from_the_command_line(tmp_path, capsys, monkeypatch):
