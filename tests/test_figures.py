@@ -822,3 +822,20 @@ def test_a_plugin_takes_a_colour_no_other_method_of_the_figure_has():
         styles = figure_styles(["autoreg", "aci", "agaci", f"my_method_{i}", f"other_{i}"])
         colours = [styles[m].colour for m in styles]
         assert len(set(colours)) == len(colours), styles
+
+
+def test_a_methods_label_reads_on_white_in_its_hue():
+    """Okabe & Ito's yellow labels (sf_ogd, mapie_enbpi) had a contrast of 1.3 : 1 on white: labels are darkened
+    to WCAG's 3 : 1 and keep their hue; colours that read as they are stay as they are."""
+    from matplotlib.colors import rgb_to_hsv, to_rgb
+
+    from pibench.reports.figures.style import OKABE_ITO, _luminance, label_colour
+
+    for colour in OKABE_ITO.values():
+        label = label_colour(colour)
+        assert 1.05 / (_luminance(to_rgb(label)) + 0.05) >= 3.0, (colour, label)
+        if 1.05 / (_luminance(to_rgb(colour)) + 0.05) >= 3.0:
+            assert label == colour.lower()
+        elif max(to_rgb(colour)) > 0:
+            assert abs(rgb_to_hsv(to_rgb(label))[0] - rgb_to_hsv(to_rgb(colour))[0]) < 0.01  # the same hue
+    assert label_colour(OKABE_ITO["yellow"]) != OKABE_ITO["yellow"].lower()

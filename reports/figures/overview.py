@@ -14,6 +14,7 @@ from pibench.reports.figures.style import (
     figure_styles,
     hide_spare_panels,
     label_away,
+    label_colour,
     legend_outside,
     new_figure,
     nominal_line,
@@ -67,7 +68,7 @@ def tradeoff_figure(results: StoredResults) -> Figure | None:
                     label = f"{method} {setting}" if setting in shared_names else str(setting)
                     names.setdefault(ax, []).append(ax.annotate(
                         label, (xi, yi), xytext=(dx, dy), textcoords="offset points", fontsize=6.5,
-                        color=styles[method].colour, zorder=4, ha="left" if dx > 0 else "right",
+                        color=label_colour(styles[method].colour), zorder=4, ha="left" if dx > 0 else "right",
                         va="bottom" if dy > 0 else "top"))
             if "coverage_ci_low" in points and points["coverage_ci_low"].notna().any():
                 ax.errorbar(x, points["mean_length"], fmt="none", ecolor=styles[method].colour, alpha=0.5,

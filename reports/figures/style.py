@@ -323,13 +323,29 @@ def legend_outside(fig: Figure, axes: Iterable[Axes], loc: LegendLocType = "outs
         fig.legend(list(entries.values()), list(entries), loc=loc, fontsize=7, frameon=False, **kwargs)
 
 
-def text_colour_on(rgba) -> str:
-    """Black or white, whichever reads better on a cell of colour ``rgba`` (WCAG relative luminance)."""
+def _luminance(rgba) -> float:
+    """WCAG relative luminance of a colour (0 black, 1 white)."""
     def linear(c: float) -> float:
         return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
 
     r, g, b = (linear(float(c)) for c in rgba[:3])
-    return "white" if 0.2126 * r + 0.7152 * g + 0.0722 * b < 0.179 else "black"
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def text_colour_on(rgba) -> str:
+    """Black or white, whichever reads better on a cell of colour ``rgba`` (WCAG relative luminance)."""
+    return "white" if _luminance(rgba) < 0.179 else "black"
+
+
+def label_colour(colour: str, contrast: float = 3.0) -> str:
+    """``colour`` for text on white: as it is where it contrasts with white at least ``contrast`` : 1 (WCAG), else
+    darkened with black until it does (Okabe & Ito's yellow, 1.3 : 1 as it is, becomes an olive that reads)."""
+    rgb = to_rgb(colour)
+    for share in np.linspace(0.0, 1.0, 41):  # the share of black mixed in
+        darker = tuple(c * (1 - share) for c in rgb)
+        if 1.05 / (_luminance(darker) + 0.05) >= contrast:
+            return to_hex(darker)
+    return "#000000"
 
 
 def setting_style(method: str, setting: str, rows) -> SettingLook:
