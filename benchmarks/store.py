@@ -131,6 +131,16 @@ def writable(folder: Path) -> bool:
         return False
 
 
+def _plugin_identity_or_none(record: dict) -> dict | None:
+    """A record's plugin identity ({} for pibench's own methods), None where it is not a dict of texts (a hand-edited
+    file): what names a command only reads it."""
+    identity = record.get("identity") or {}
+    plugin = identity.get("plugin") or {} if isinstance(identity, dict) else None
+    if not isinstance(plugin, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in plugin.items()):
+        return None
+    return plugin
+
+
 class ResultsStore:
     """Read and write task records and predictions under ``root``."""
 
@@ -332,7 +342,7 @@ class ResultsStore:
         command that runs their tasks again (:func:`pibench.reports.selection.rerun_command`)."""
         return [r for r in self._unchecked() if r["config"].get("suite") == suite and isinstance(r.get("method"), str)
                 and isinstance(r.get("dataset"), str) and isinstance(r.get("alpha"), (int, float))
-                and isinstance(r.get("identity", {}), dict)]
+                and _plugin_identity_or_none(r) is not None]
 
     def records(self) -> list[dict]:
         """Every complete record in the store (finished or failed)."""

@@ -98,18 +98,19 @@ def _order(frame: pd.DataFrame, time: str, path: Path, used: list[str], given: d
         repeated = as_written(column.iloc[again])  # 199, not np.int64(199)
         raise ValueError(f"{path}: the time column {time!r} repeats {repeated!r} (rows {column.index[first]} and "
                          f"{column.index[again]}, counted from 0 under the header); a series has one row per step: "
-                         f"drop or fix one of them.{_clock_change_hint(key, again)}")
+                         f"drop or fix one of them.{_clock_change_hint(key, again - first)}")
     order = np.argsort(key.to_numpy(), kind="stable")
     return frame.iloc[order], key.iloc[order]
 
 
-def _clock_change_hint(key: pd.Series, again: int) -> str:
-    """Where times of day without an offset repeat one within a few hours of its first (local clock times, set
-    back an hour in autumn): how to write them so that each is one instant."""
+def _clock_change_hint(key: pd.Series, rows_apart: int) -> str:
+    """Where times of day without an offset repeat one within a few rows of its first (local clock times, set
+    back an hour in autumn: 02:00, 02:15, ..., then 02:00 again), how to write them so that each is one instant."""
     if not pd.api.types.is_datetime64_dtype(key) or getattr(key.dt, "tz", None) is not None:
         return ""
     steps = key.sort_values().diff().dropna()
-    if not len(steps) or steps.median() > pd.Timedelta(hours=1):
+    if not len(steps) or steps.median() > pd.Timedelta(hours=1) or rows_apart * steps.median() > pd.Timedelta(
+            hours=1):  # a repeat a clock change makes: the hour set back comes again at once
         return ""
     return (" If these are local clock times, a daylight-saving change repeats an hour each autumn: write the "
             "times with their UTC offset (2022-10-30T02:00+02:00, then 2022-10-30T02:00+01:00) or in UTC.")

@@ -103,6 +103,10 @@ def eeg_problem(
         trial_perm = np.random.RandomState(int(replicate)).permutation(n_trials)
         perm = (trial_perm[:, None] * channels + np.arange(channels)).ravel()
         n_cal = int(calibration_fraction * n_trials) * channels
+    if n_cal == 0:
+        raise ValueError(f"calibration_fraction={calibration_fraction} of {len(train_values)} TRAIN trials leaves no "
+                         f"calibration {'trial' if calibration_split == 'trial' else 'sequence'}; raise max_trials "
+                         "or calibration_fraction.")
     x = np.concatenate([x_train, x_test])
     y = np.concatenate([y_train, y_test])
     # a test trial's channels move together: the trial (subject, number) is the independent unit

@@ -763,9 +763,15 @@ def files_part(identity: dict[str, str]) -> dict[str, str]:
 
 
 def _users_file_here(module: str) -> str | None:
-    """:func:`users_file`, looked for in the working folder too where ``sys.path`` does not hold it."""
+    """:func:`users_file`, looked for in the working folder too where ``sys.path`` does not hold it; None for a
+    name of the standard library (whose finders may import to find it: setuptools' distutils)."""
+    if not module or module.partition(".")[0] in sys.stdlib_module_names:
+        return None
     path = users_file(module)
-    here = os.getcwd()
+    try:
+        here = os.getcwd()
+    except OSError:  # a working folder removed since
+        return path
     if path is None and not {here, ""} & set(sys.path):
         sys.path.insert(0, here)
         try:
@@ -781,8 +787,12 @@ def files_changed_on_disk(identity: dict[str, str]) -> list[str]:
     a report can tell of a plugin it has not loaded. It is looked for on ``sys.path``, then in the working folder
     (where ``--plugin FILE`` usually found it; the ``pibench`` command's path does not hold that folder). A module
     not found, or ``__main__`` (a script or notebook), is not named: it cannot be checked."""
-    changed = []
+    changed: list[str] = []
+    if not isinstance(identity, dict):  # a hand-edited record's: nothing to check
+        return changed
     for module, digest in sorted(files_part(identity).items()):
+        if not isinstance(module, str) or not isinstance(digest, str):  # a hand-edited record: nothing to check
+            continue
         path = _users_file_here(module) if module != "__main__" else None
         try:
             now = source_digest(Path(path).read_bytes())[:12] if path else None

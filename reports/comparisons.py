@@ -52,7 +52,7 @@ a set's test sequence; :mod:`pibench.reports.bootstrap_ci`).
   only (stationary blocks). Its p-values count the draws at least as large as the observed statistic: arch's
   ``MCS`` counts those larger, which on the lattice law of rows that differ at a few sequences dropped a row
   whose two-row p-value is 0.63 (0.07), and it raised on rows of equal mean loss.
-* Rows whose losses differ by the same amount at every unit, to :data:`ROUNDING` of their magnitude (the same
+* Rows whose losses differ by the same amount at every unit, to :data:`ROUNDING` of their magnitude there (the same
   band computed two ways), are one row or a dominated one (:func:`_degenerate_pairs`), and DM is exact for them:
   rounding noise is no evidence, and its variance is too small to divide by.
 """
@@ -143,7 +143,7 @@ def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = T
     if n < MIN_UNITS:  # one or two units are no evidence either way: no test
         return DieboldMariano(mean, math.nan, math.nan, math.nan, math.nan, n, 0)
     if _constant(d, loss, reference):  # the same difference at every unit (to rounding): exact
-        mean = 0.0 if abs(mean) <= _tolerance(loss, reference) else mean
+        mean = 0.0 if _zero(d, loss, reference) else mean
         return DieboldMariano(mean, mean, mean, 0.0 if mean == 0 else math.copysign(math.inf, mean),
                               1.0 if mean == 0 else 0.0, n, n - 1)
     se, degrees = mean_standard_error(d, dependent)
@@ -153,15 +153,21 @@ def diebold_mariano(loss: np.ndarray, reference: np.ndarray, dependent: bool = T
     return DieboldMariano(mean, mean - half, mean + half, float(statistic), p, n, degrees)
 
 
-def _tolerance(*losses: np.ndarray) -> float:
-    """:data:`ROUNDING` of the largest finite magnitude among ``losses``: differences below it are rounding."""
-    finite = [np.abs(x[np.isfinite(x)]) for x in map(np.asarray, losses)]
-    return ROUNDING * max((float(f.max()) for f in finite if f.size), default=0.0)
+def _rounding(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per unit, what rounding may put between two losses: :data:`ROUNDING` of the larger magnitude there (one
+    large score elsewhere must not make a real difference of small ones rounding)."""
+    return ROUNDING * np.maximum(np.abs(np.asarray(a, dtype=float)), np.abs(np.asarray(b, dtype=float)))
 
 
-def _constant(d: np.ndarray, *losses: np.ndarray) -> bool:
-    """Whether the differences ``d`` of ``losses`` are one value at every unit, to rounding."""
-    return bool(np.ptp(d) <= _tolerance(*losses))
+def _constant(d: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the differences ``d = a - b`` are one value at every unit, to each unit's rounding."""
+    slack = _rounding(a, b)
+    return bool(np.all(np.abs(d - d[0]) <= slack + slack[0]))
+
+
+def _zero(d: np.ndarray, a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the differences ``d = a - b`` are 0 at every unit, to each unit's rounding."""
+    return bool(np.all(np.abs(d) <= _rounding(a, b)))
 
 
 def _degenerate_pairs(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -173,9 +179,9 @@ def _degenerate_pairs(losses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for j in range(k):
         for i in range(j):
             d = losses[:, j] - losses[:, i]
-            if not _constant(d, losses[:, i], losses[:, j]):
+            if not _constant(d, losses[:, j], losses[:, i]):
                 continue
-            if abs(d.mean()) <= _tolerance(losses[:, i], losses[:, j]):
+            if _zero(d, losses[:, j], losses[:, i]):
                 representative[j] = representative[i]
             else:
                 dominated[j if d.mean() > 0 else i] = True
@@ -211,8 +217,10 @@ def fixed_smoothing_mcs(losses: np.ndarray, seed: int, reps: int = MCS_REPS,
     simulated ``reps`` times (in chunks); a row's p-value is the largest of the elimination p-values up to its
     own (1 for the last row). None where some pair's EWC variance is rounding only (the caller then bootstraps)."""
     x = np.asarray(losses, dtype=float)
+    x = x - x.mean(axis=1, keepdims=True)  # each step less its rows' mean: every difference as it is, and a loss all
+    # rows share (a far miss of every method) no longer swamps the differences in c_ii + c_jj - 2 c_ij
     n, k = x.shape
-    nu = min(ewc_degrees(x[:, j] - x.mean(axis=1)) for j in range(k))
+    nu = min(ewc_degrees(x[:, j]) for j in range(k))
     covariance = ewc_covariance(x, nu)
     pairs = np.triu_indices(k, 1)
     if (_pair_variances(covariance)[pairs] <= 1e-12 * _pair_variances(np.cov(x, rowvar=False))[pairs]).any():
@@ -300,6 +308,8 @@ def bootstrap_mcs(losses: np.ndarray, seed: int, reps: int, block: int = 1) -> n
     difference of rows i and j over the bootstrap standard deviation of it, the law of T_R = max |t_ij| that of
     the draws' centred differences over the same deviations (:func:`_resampled_means`, ``reps`` draws)."""
     x = np.asarray(losses, dtype=float)
+    x = x - x.mean(axis=1, keepdims=True)  # each unit less its rows' mean: every difference as it is, and a spike
+    # all rows share (a far miss of every method) no longer swamps the differences in c_ii + c_jj - 2 c_ij
     means = x.mean(axis=0)
     centred = _resampled_means(x, reps, block, np.random.default_rng(seed)) - means  # (reps, k)
     covariance = centred.T @ centred / reps

@@ -183,6 +183,7 @@ def test_a_report_says_when_a_plugins_file_changed_since_its_rows_ran(tmp_path):
     """A plugin's helper edited after the run, nothing run again: `pibench report` (a process that has not loaded
     the plugin, whose path does not hold the working folder) and `load_results` with the edited plugin imported
     showed the old code's numbers with no note."""
+    import shutil
     import subprocess
     import sys
 
@@ -196,7 +197,9 @@ def test_a_report_says_when_a_plugins_file_changed_since_its_rows_ran(tmp_path):
 
     shell(sys.executable, "-m", "pibench", "run", "--plugin", "cli_plugin.py", "--methods", "cli_last_pm", "--quick",
           "--no-progress", "--results-dir", "r", "--datasets", "ar")
-    pibench = str(Path(sys.executable).parent / "pibench")
+    # the console script (its path does not hold the working folder), beside this Python or on PATH
+    pibench = shutil.which("pibench", path=str(Path(sys.executable).parent)) or shutil.which("pibench")
+    assert pibench, "no pibench command installed"
     assert "changed since" not in shell(pibench, "report", "--results-dir", "r")
     (tmp_path / "cli_width.py").write_text("def widen():\n    return 2.0\n")
     assert "cli_last_pm (default): cli_width.py changed since its rows ran" in shell(pibench, "report",

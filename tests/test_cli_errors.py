@@ -652,3 +652,22 @@ def test_small_slips_of_paths_names_labels_and_notebook_arrays(tmp_path, capsys,
     (tmp_path / "s.toml").write_text('datasets = [{ name = "ar", label = " " }]\nmethods = [{ name = "autoreg" }]\n')
     assert main(["run", "--suite", str(tmp_path / "s.toml"), "--results-dir", str(tmp_path / "r3")]) == 2
     assert "label = ' ' names nothing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("plugin", [5, [1], "abc", {"mod": 5}])
+def test_a_hand_edited_plugin_identity_leaves_the_hints_and_notes_as_they_are(tmp_path, plugin):
+    """A record whose identity's plugin part is no {module: digest} (a hand-edited file): the rerun hint and the
+    notes of rows of other code read it and raised (TypeError, AttributeError); they leave it out."""
+    import json
+
+    from pibench import load_results
+    from pibench.reports.selection import mixed_code_notes
+
+    (tmp_path / "r" / "tasks").mkdir(parents=True)
+    record = {"task_id": "abc", "status": "ok", "method": "m", "dataset": "d", "alpha": 0.1, "setting": "", "seed": 0,
+              "config": {"suite": "default", "method": {"name": "m"}, "dataset": {"name": "d"}, "seed": 0},
+              "identity": {"plugin": plugin, "code": "v1"}}
+    (tmp_path / "r" / "tasks" / "abc.json").write_text(json.dumps(record))
+    assert f"run `pibench run --suite default --results-dir {tmp_path / 'r'}` first" in \
+        load_results(tmp_path / "r").why_empty()
+    assert mixed_code_notes([record], "v1") == []

@@ -266,6 +266,12 @@ def test_csv_hours_of_local_clock_time_repeated_in_autumn_are_refused_with_how_t
     with pytest.raises(ValueError, match=r"repeats '2022-10-30 02:00' \(rows 482 and 483, .*daylight-saving.*"
                                          r"2022-10-30T02:00\+01:00\) or in UTC\."):
         csv_problem(path=str(path), target="y", time="time")
+    far = pd.date_range("2022-01-01", periods=720, freq="h").strftime("%Y-%m-%d %H:%M").to_numpy().copy()
+    far[600] = far[3]  # a repeat far from its first, in January: a typo, no clock change
+    pd.DataFrame({"time": far, "y": np.arange(720.0)}).to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"\(rows 3 and 600, counted from 0 under the header\); a series has one row "
+                                         r"per step: drop or fix one of them\.$"):
+        csv_problem(path=str(path), target="y", time="time")
     pd.DataFrame({"time": hours.strftime("%Y-%m-%dT%H:%M%z"), "y": np.arange(720.0)}).to_csv(path, index=False)
     assert len(csv_problem(path=str(path), target="y", time="time").time) == 715  # with offsets: each hour once
 

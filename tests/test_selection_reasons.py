@@ -175,16 +175,18 @@ def test_the_note_of_rows_of_other_code_by_hand():
     named where the rows differ by it; labels are quoted for a shell; long lists are cut."""
     from pibench.reports.selection import mixed_code_notes
 
-    old, new, newer = {"p": "1"}, {"p": "2"}, {"p": "3"}
+    # (a module no folder holds, as the notes look for a plugin's files on disk)
+    old, new, newer = ({"pibench_no_such_module_p": v} for v in ("1", "2", "3"))
     records = [_record("s", "a", plugin=old), _record("s", "b", plugin=new, started="2026-02-01"),
                _record("t", "a", plugin=old)]  # suite t alone: one version, no note unless other code is loaded
     (line,) = mixed_code_notes(records, "v1")
-    assert line == ("m (s): the rows on a (default) ran other code than its newest (plugin source changed: p.py); to "
-                    "compare like with like, run them again with that code loaded: `pibench run --plugin <the file "
-                    "that defines 'm'> --suite <the file of suite 's'> --methods m --datasets a --alpha 0.1`")
+    assert line == ("m (s): the rows on a (default) ran other code than its newest (plugin source changed: "
+                    "pibench_no_such_module_p.py); to compare like with like, run them again with that code "
+                    "loaded: `pibench run --plugin <the file that defines 'm'> --suite <the file of suite 's'> "
+                    "--methods m --datasets a --alpha 0.1`")
     line, alone = mixed_code_notes(records, "v1", plugins={"m": newer}, results_dir="r")
-    assert alone.startswith("m (t): its rows ran other code (plugin source changed: p.py) than the one loaded now; "
-                            "run the rows on a (default) again with it loaded: ")  # one version, not the loaded one
+    assert alone.startswith("m (t): its rows ran other code (plugin source changed: pibench_no_such_module_p.py) "
+                            "than the one loaded now; run the rows on a (default) again with it loaded: ")
     assert line.startswith("m (s): its rows ran 2 versions of its code, none the one loaded now; run the rows on a "
                            "(default), b (default) again with it loaded: `pibench run --plugin <the file that defines "
                            "'m'> --suite <the file of suite 's'> --methods m --datasets a b --alpha 0.1 --results-dir "

@@ -103,6 +103,8 @@ def test_eeg_has_the_papers_counts_and_drops_duplicates_on_request(shared_data_d
     np.testing.assert_allclose(small.test.y, deduplicated.test.y[:6 * 64])
     with pytest.raises(ValueError, match="max_trials=1: keep at least 2"):
         eeg_problem(data_dir=shared_data_dir, max_trials=1)
+    with pytest.raises(ValueError, match="of 4 TRAIN trials leaves no calibration trial; raise max_trials"):
+        eeg_problem(data_dir=shared_data_dir, max_trials=4, calibration_split="trial")  # 20% of 4 trials: none
 
 
 def test_eeg_calibration_by_trial_holds_out_whole_trials(shared_data_dir):

@@ -819,9 +819,10 @@ def test_the_group_comparison_stars_equal_rows_at_about_its_level_once_adjusted(
     assert starred > 0.3 * 150 and adjusted < 0.2 * 150, (starred, adjusted)
 
 
-def test_a_coverage_near_one_has_an_interval_monotone_in_its_misses_that_holds_the_truth():
+def test_a_coverage_near_one_has_an_interval_below_no_misses_for_one_that_holds_the_truth():
     """Korn & Graubard's Clopper-Pearson at the effective number of steps: one miss in 365 lowers the lower bound
-    below that of none (Clopper & Pearson's 0.05^(1/365); the t interval put it above), and at 99% over 365
+    below that of none (Clopper & Pearson's 0.05^(1/365); the t interval put it above; the cosine variance still
+    weighs a miss by where it falls, so bounds need not fall with every further miss), and at 99% over 365
     i.i.d. steps the 90% CI holds the truth about 95% of the time, as Clopper & Pearson's (the t interval 87.5%)."""
     one_miss = np.ones((365, 1))
     one_miss[90] = 0
@@ -837,3 +838,44 @@ def test_a_coverage_near_one_has_an_interval_monotone_in_its_misses_that_holds_t
         low, high = series_ci([hits])
         held += low[0] <= 0.99 <= high[0]
     assert held >= 0.9 * 400, held
+
+
+def test_one_huge_score_does_not_make_a_small_systematic_difference_rounding():
+    """Rounding is judged unit by unit: a far miss (5e6) on one day made a difference of 0.002 on every other day
+    'rounding' (DM: exactly 0, p = 1; the MCS: one row)."""
+    rng = np.random.default_rng(0)
+    reference = 1.0 + rng.gamma(2.0, size=365)
+    reference[17] = 5e6
+    loss = reference + 0.002 + 0.0005 * rng.standard_normal(365)
+    loss[17] = reference[17]
+    for dependent in (False, True):
+        dm = diebold_mariano(loss, reference, dependent=dependent)
+        assert dm.mean_difference > 0.0015 and dm.p_value < 1e-6, dm
+    kept, p_values = mcs_p_values(np.column_stack([reference, loss]), seed=0, dependent=False)
+    assert list(kept) == [True, False] and p_values[1] < 0.01
+
+
+def test_a_far_miss_every_row_shares_leaves_the_mcs_as_it_is_without_it():
+    """Every row missing one far outlier (a sentinel in y) adds a common 1e9 to one step's losses: the pair
+    variances c_ii + c_jj - 2 c_ij lost the differences to cancellation (the set's bootstrap kept a row DM finds
+    worse at p 2e-19, the series' fixed smoothing handed over to the block bootstrap). Each unit less its rows'
+    mean gives the p-values of the same losses without the spike."""
+    rng = np.random.default_rng(0)
+    for dependent, n in ((False, 300), (True, 365)):
+        common = rng.gamma(2.0, size=n)
+        losses = common[:, None] + 0.5 * rng.normal(size=(n, 4)) + np.array([0.0, 0.05, 0.1, 0.3])
+        spiked = losses.copy()
+        spiked[5] += 1e9
+        kept, p_values = mcs_p_values(losses, seed=1, dependent=dependent)
+        kept_spiked, p_spiked = mcs_p_values(spiked, seed=1, dependent=dependent)
+        assert list(kept_spiked) == list(kept) and p_spiked == pytest.approx(p_values, abs=0.05), (p_values, p_spiked)
+
+
+def test_a_series_whose_cosine_variance_is_rounding_falls_back_to_blocks():
+    """Two rows differing by a palindrome (nothing at the lowest cosine frequency): the fixed-smoothing MCS hands
+    over to the stationary bootstrap with blocks, which raised TypeError; a row worse at every step is out."""
+    t = np.arange(40)
+    smooth = 20 + 5 * np.sin(t / 7)
+    losses = np.column_stack([smooth, smooth + 0.3 * np.abs(np.linspace(-1, 1, 40)), smooth + 0.2 * t / 40])
+    kept, p_values = mcs_p_values(losses, seed=0, dependent=True)
+    assert kept[0] and p_values[0] == 1.0 and not kept[1]
