@@ -59,7 +59,7 @@ from pibench.data_loaders.paths import DATA_ENV_VAR
 from pibench.data_loaders.problems import SeriesProblem
 from pibench.data_loaders.volatility import volatility_of_test_steps
 from pibench.methods.base import IntervalMethod
-from pibench.methods.code_identity import files_part, method_code_identity, source_identity
+from pibench.methods.code_identity import files_part, method_code_identity, source_files, source_identity
 from pibench.methods.device import describe_device, generator_family, resolve_device, use_device
 from pibench.methods.split_conformal import SplitConformalMethod
 from pibench.methods.task_progress import listening
@@ -155,7 +155,10 @@ def execute_task(task: Task, results_dir: str | os.PathLike, data_dir: str | Non
         if record["code_version"] != identity["code"]:
             raise RuntimeError(f"this worker runs pibench code {record['code_version']}, but the run was prepared "
                                f"with {identity['code']}: every worker must run the same checkout.")
-        runs = source_identity(type(method) if method is not None else task_method_class(task))
+        cls = type(method) if method is not None else task_method_class(task)
+        runs = source_identity(cls)
+        if runs:  # where a plugin's files are, for a report that checks them later (not part of the identity)
+            record["plugin_files"] = source_files(cls)
         prepared = files_part(identity.get("plugin", {}))
         if runs != prepared:  # never one code's numbers under another's name
             raise RuntimeError(f"this worker would run other code for method {c['method']['name']!r} ({runs}) than "

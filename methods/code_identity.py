@@ -749,6 +749,12 @@ def _own_classes(cls: type) -> list[type]:
     return [k for k in reversed(cls.__mro__) if SNAPSHOT_ATTRIBUTE in vars(k) and not is_pibench_class(k)]
 
 
+def source_files(cls: type) -> dict[str, str]:
+    """{module: the file it was read from} of :func:`source_identity`'s modules (a record keeps them, so that a
+    report can tell an edit of them wherever it runs: :func:`files_changed_on_disk`)."""
+    return {s.key: str(Path(s.path).resolve()) for s in snapshots(cls) if s.module != "__main__"}
+
+
 def source_identity(cls: type) -> dict[str, str]:
     """{module: sha256 prefix of its file as loaded}: the source files part of :func:`method_code_identity`,
     what a worker checks (the classes' own code is digested where a run is prepared, and travels from there
@@ -781,23 +787,38 @@ def _users_file_here(module: str) -> str | None:
     return path
 
 
-def files_changed_on_disk(identity: dict[str, str]) -> list[str]:
-    """The modules of a stored identity's files part (:func:`files_part`) whose file of the user's, found as an
-    import would find it now and never imported (:func:`users_file`), reads otherwise than when the task ran: what
-    a report can tell of a plugin it has not loaded. It is looked for on ``sys.path``, then in the working folder
-    (where ``--plugin FILE`` usually found it; the ``pibench`` command's path does not hold that folder). A module
-    not found, or ``__main__`` (a script or notebook), is not named: it cannot be checked."""
+#: A stored path to a file larger than this is not read (a record is untrusted: it may name anything).
+LARGEST_SOURCE = 20 * 2**20
+
+
+def _digest_of_file(path: str | None) -> str | None:
+    """:func:`source_digest` prefix of a regular file of at most :data:`LARGEST_SOURCE` bytes (no FIFO, no device
+    a read would block on); None otherwise."""
+    try:
+        file = Path(path) if path else None
+        if file is None or not file.is_file() or file.stat().st_size > LARGEST_SOURCE:
+            return None
+        return source_digest(file.read_bytes())[:12]
+    except (OSError, ValueError):
+        return None
+
+
+def files_changed_on_disk(identity: dict[str, str], files: dict[str, str] | None = None) -> list[str]:
+    """The modules of a stored identity's files part (:func:`files_part`) whose file reads otherwise than when the
+    task ran: what a report can tell of a plugin it has not loaded, never importing anything. A module's file is the
+    one its record names (``files``, :func:`source_files`); for records without it, the user's file found as an
+    import would find it (:func:`users_file`), on ``sys.path``, then in the working folder (where ``--plugin FILE``
+    usually found it; the ``pibench`` command's path does not hold that folder). A module not found, or
+    ``__main__`` (a script or notebook), is not named: it cannot be checked."""
     changed: list[str] = []
     if not isinstance(identity, dict):  # a hand-edited record's: nothing to check
         return changed
+    named = files if isinstance(files, dict) else {}
     for module, digest in sorted(files_part(identity).items()):
-        if not isinstance(module, str) or not isinstance(digest, str):  # a hand-edited record: nothing to check
+        if not isinstance(module, str) or not isinstance(digest, str) or module == "__main__":
             continue
-        path = _users_file_here(module) if module != "__main__" else None
-        try:
-            now = source_digest(Path(path).read_bytes())[:12] if path else None
-        except OSError:
-            now = None
+        stored = named.get(module)
+        now = _digest_of_file(stored if isinstance(stored, str) else _users_file_here(module))
         if now is not None and now != digest:
             changed.append(module)
     return changed

@@ -201,7 +201,8 @@ def mixed_code_notes(records: list[dict], code_version: str, plugins: dict[str, 
         loaded = plugins.get(method)
         loaded_json = json.dumps(loaded, sort_keys=True) if loaded is not None else None
         newest = max(versions, key=lambda v: max(_latest(r, requested) for r in versions[v]))
-        edited = files_changed_on_disk(json.loads(newest)) if loaded_json is None else []
+        edited = files_changed_on_disk(json.loads(newest), versions[newest][-1].get("plugin_files")) \
+            if loaded_json is None else []
         if edited:  # a plugin this process has not loaded, whose files read otherwise now than when its rows ran
             lines.append(f"{method} ({suite}): {', '.join(map(display_name, edited))} changed since its "
                          f"{'newest ' * (len(versions) > 1)}rows ran (the tables show what the old code computed); "

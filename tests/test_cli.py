@@ -204,6 +204,9 @@ def test_a_report_says_when_a_plugins_file_changed_since_its_rows_ran(tmp_path):
     (tmp_path / "cli_width.py").write_text("def widen():\n    return 2.0\n")
     assert "cli_last_pm (default): cli_width.py changed since its rows ran" in shell(pibench, "report",
                                                                                       "--results-dir", "r")
+    elsewhere = subprocess.run([pibench, "report", "--results-dir", str(tmp_path / "r")], cwd=tmp_path.parent,
+                               capture_output=True, text=True, timeout=300)  # the files the records name
+    assert "cli_last_pm (default): cli_width.py changed since its rows ran" in elsewhere.stdout, elsewhere.stderr
     loaded = shell(sys.executable, "-c", "import cli_plugin; from pibench import load_results; "
                                          "print(load_results('r').mixed_code())")
     assert "ran other code (plugin source changed: cli_width.py) than the one loaded now" in loaded

@@ -91,3 +91,21 @@ def test_a_source_digest_reads_what_python_compiles(edit, same):
     edited = SOURCE.replace(*edit)
     assert edited != SOURCE
     assert (source_digest(edited) == source_digest(SOURCE)) is same
+
+
+def test_a_records_plugin_files_are_read_only_where_they_are_plain_files(tmp_path):
+    """The files a record names (an untrusted field) are hashed where they are regular files, never imported: an
+    edited one is named, a FIFO (a read would block), a folder or a missing path is left unchecked."""
+    import os
+
+    from pibench.methods.code_identity import files_changed_on_disk
+
+    helper = tmp_path / "helper.py"
+    helper.write_text("def f():\n    return 1\n")
+    identity = {"helper": source_digest(helper.read_bytes())[:12], "helper:C": "code:0"}
+    assert files_changed_on_disk(identity, {"helper": str(helper)}) == []
+    helper.write_text("def f():\n    return 2\n")
+    assert files_changed_on_disk(identity, {"helper": str(helper)}) == ["helper"]
+    os.mkfifo(tmp_path / "fifo")
+    for odd in (str(tmp_path / "fifo"), str(tmp_path), str(tmp_path / "gone.py"), "", "\0"):
+        assert files_changed_on_disk(identity, {"helper": odd}) == [], odd
