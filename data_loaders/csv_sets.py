@@ -93,6 +93,14 @@ def read_long_sequences(path: str | os.PathLike, *, id_column: str = "id", step_
         raise ValueError(f"{path}: {int(blank.sum())} row(s) have a blank {id_column!r} (first rows "
                          f"{np.flatnonzero(blank)[:5].tolist()}, counted from 0 under the header); give each row its "
                          "sequence's id (a CSV cell NA, None, null or n/a reads as blank: write such an id otherwise).")
+    ids = frame[id_column].astype(str)
+    spaced = ids[ids != ids.str.strip()]
+    if len(spaced) and spaced.str.strip().isin(set(ids[ids == ids.str.strip()])).any():
+        # split and group labels are read stripped; an id is kept as written, so 'P1 ' would be a sequence of its own
+        twin = spaced[spaced.str.strip().isin(set(ids))].iloc[0]
+        raise ValueError(f"{path}: the ids {twin!r} and {twin.strip()!r} differ only by spaces around them (first "
+                         f"row {int(np.flatnonzero((ids == twin).to_numpy())[0])}, counted from 0 under the header); "
+                         "they would be two sequences: write each id one way.")
     values = pd.to_numeric(frame[value_column], errors="coerce")
     bad = ~np.isfinite(values.to_numpy(float))
     if bad.any():

@@ -437,6 +437,21 @@ def test_csv_sets_rows_without_an_id_are_refused_not_dropped(tmp_path, blank):
         csv_sets_problem(path=path, input_length=6, horizon=3)
 
 
+def test_csv_sets_ids_that_differ_only_by_spaces_are_refused(tmp_path):
+    """Split and group labels are read stripped, ids as written: the last rows of 'p3' written 'p3 ' made a
+    sequence of their own and left 'p3' shorter, silently (dogfood). Spaces that make no twin are an id as any."""
+    path = _long_file(tmp_path / "s.csv", [12] * 20)
+    frame = pd.read_csv(path, dtype={"id": str})
+    frame.loc[frame.index[(frame["id"] == "p3").to_numpy()][-4:], "id"] = "p3 "
+    frame.to_csv(path, index=False)
+    with pytest.raises(ValueError, match=r"the ids 'p3 ' and 'p3' differ only by spaces around them \(first row "
+                                         r"\d+, counted from 0 under the header\); they would be two sequences"):
+        csv_sets_problem(path=path, input_length=6, horizon=3)
+    frame["id"] = frame["id"].str.strip().where(frame["id"] != "p3 ", " p3x")  # a spaced id with no twin
+    frame.to_csv(path, index=False)
+    csv_sets_problem(path=path, input_length=3, horizon=1)
+
+
 def test_csv_sets_refuses_one_column_in_two_roles(tmp_path):
     """step_column = "value" ran, each sequence sorted by its own values; value_column = "id" benchmarked the ids."""
     path = _long_file(tmp_path / "s.csv", [12] * 20)
