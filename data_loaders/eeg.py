@@ -72,9 +72,8 @@ def eeg_problem(
         raise ValueError(f"calibration_fraction={calibration_fraction} must lie in (0, 1).")
     if calibration_split not in ("sequence", "trial"):
         raise ValueError(f'calibration_split={calibration_split!r}; use "sequence" (the paper\'s) or "trial".')
-    if max_trials is not None and max_trials < 2:
-        raise ValueError(f"max_trials={max_trials}: keep at least 2 trials per split (calibration needs one), "
-                         "or leave it out for all of them.")
+    if max_trials is not None and max_trials < 1:  # (too few to calibrate on is said once the split is known)
+        raise ValueError(f"max_trials={max_trials}: keep at least 1 trial per split, or leave it out for all of them.")
     path = locate("eeg", data_dir)
     with np.load(path, allow_pickle=False) as z:
         train, test = _split(z, "train", path), _split(z, "test", path)

@@ -63,6 +63,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from arch.bootstrap import IIDBootstrap, StationaryBootstrap
 from scipy.fft import dct
 from scipy.stats import t as student_t
 
@@ -285,22 +286,10 @@ class Elimination:
 
 
 def _resampled_means(x: np.ndarray, reps: int, block: int, rng: np.random.Generator) -> np.ndarray:
-    """(reps, k) column means of ``x`` (n, k) over rows drawn with replacement: one by one (``block`` 1), or in
-    Politis & Romano's stationary blocks of mean length ``block``, wrapping around."""
-    n, k = x.shape
-    out = np.empty((reps, k))
-    chunk = max(1, 4_000_000 // (n * k))
-    for start in range(0, reps, chunk):
-        m = min(chunk, reps - start)
-        index = rng.integers(0, n, size=(m, n))
-        if block > 1:  # a block starts with probability 1 / block, and each row is then its start's next
-            starts = rng.random((m, n)) < 1 / block
-            starts[:, 0] = True
-            position = np.arange(n)
-            opened = np.maximum.accumulate(np.where(starts, position, 0), axis=1)  # where each row's block began
-            index = (np.take_along_axis(index, opened, axis=1) + position - opened) % n
-        out[start:start + m] = x[index].mean(axis=1)
-    return out
+    """(reps, k) column means of ``x`` (n, k) over rows drawn with replacement: arch's i.i.d. bootstrap (``block``
+    1), or its stationary bootstrap (Politis & Romano's blocks of mean length ``block``)."""
+    bootstrap = IIDBootstrap(x, seed=rng) if block <= 1 else StationaryBootstrap(block, x, seed=rng)
+    return bootstrap.apply(lambda rows: rows.mean(axis=0), reps)
 
 
 def bootstrap_mcs(losses: np.ndarray, seed: int, reps: int, block: int = 1) -> np.ndarray:

@@ -30,8 +30,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import beta
 from scipy.stats import t as student_t
+from statsmodels.stats.proportion import proportion_confint
 
 from pibench.reports.bootstrap_ci import CI_LEVEL
 from pibench.reports.comparisons import mean_standard_error
@@ -87,8 +87,8 @@ def _share_interval(seeds: list[np.ndarray], level: float, shared: bool) -> tupl
     q = 0.5 + level / 2
     steps = min(len(x) for x in seeds)
     n = centre * (1 - centre) / variance * (student_t.ppf(q, max(steps - 1, 1)) / student_t.ppf(q, degrees)) ** 2
-    x = n * centre
-    return float(beta.ppf(1 - q, x, n - x + 1)), float(beta.ppf(q, x + 1, n - x))
+    low, high = proportion_confint(n * centre, n, alpha=1 - level, method="beta")  # Clopper & Pearson's at n*
+    return float(low), float(high)
 
 
 def series_ci(seeds: list[np.ndarray], shares: tuple[int, ...] = (0,), level: float = CI_LEVEL,

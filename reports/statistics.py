@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from statsmodels.stats.multitest import multipletests
 
 from pibench.data_loaders.fingerprint import seeded_dataset
 from pibench.data_loaders.validation import did_you_mean
@@ -417,17 +418,15 @@ def compare_group(rows: dict[tuple, list[tuple[dict, RecordStatistics]]], metric
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
-    """Holm's (1979) step-down adjustment of the p-values (NaN: no test, left out and kept NaN): the i-th smallest
-    of m times m - i + 1, made non-decreasing and at most 1. A group's DM tests share a reference chosen as the
-    lowest mean on the same data: unadjusted, rows of equal expected loss were starred at 5% in 20% of tables of
-    4 rows and 77% of 16 (i.i.d. losses, 365 units); adjusted, 7% and 12%. The MCS is the verdict that weighs the
-    choice of the best."""
-    p = np.asarray(p_values, dtype=float)
-    tested = np.flatnonzero(~np.isnan(p))
-    order = tested[np.argsort(p[tested], kind="stable")]
-    m = len(order)
-    adjusted = p.copy()
-    adjusted[order] = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    """Holm's (1979) step-down adjustment of the p-values (statsmodels' ``multipletests``; NaN: no test, left out
+    and kept NaN): the i-th smallest of m times m - i + 1, made non-decreasing and at most 1. A group's DM tests
+    share a reference chosen as the lowest mean on the same data: unadjusted, rows of equal expected loss were
+    starred at 5% in 20% of tables of 4 rows and 77% of 16 (i.i.d. losses, 365 units); adjusted, 7% and 12%. The
+    MCS is the verdict that weighs the choice of the best."""
+    adjusted = np.asarray(p_values, dtype=float).copy()
+    tested = ~np.isnan(adjusted)
+    if tested.any():
+        adjusted[tested] = multipletests(adjusted[tested], method="holm")[1]
     return adjusted
 
 

@@ -101,8 +101,8 @@ def test_eeg_has_the_papers_counts_and_drops_duplicates_on_request(shared_data_d
     assert (small.train.n + small.calibration.n, small.test.n) == (6 * 64, 6 * 64)
     assert small.metadata["dropped_duplicate_test_trials"] == 17 and small.metadata["test_trials"] == 6
     np.testing.assert_allclose(small.test.y, deduplicated.test.y[:6 * 64])
-    with pytest.raises(ValueError, match="max_trials=1: keep at least 2"):
-        eeg_problem(data_dir=shared_data_dir, max_trials=1)
+    with pytest.raises(ValueError, match="max_trials=0: keep at least 1 trial per split"):
+        eeg_problem(data_dir=shared_data_dir, max_trials=0)
     with pytest.raises(ValueError, match="of 4 TRAIN trials leaves no calibration trial; raise max_trials"):
         eeg_problem(data_dir=shared_data_dir, max_trials=4, calibration_split="trial")  # 20% of 4 trials: none
 
